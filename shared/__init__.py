@@ -1,0 +1,1 @@
+"""trajforge's shared package: schema, settings, errors, storage, queue, web and client."""

@@ -1,0 +1,54 @@
+"""The shared schema: every service speaks these models."""
+
+from shared.schema.env import AgentStep, AgentTask, AgentTrajectory, StepResult
+from shared.schema.errors import OpenAIError, OpenAIErrorBody, Problem
+from shared.schema.jobs import JobProgress, JobStatus, Page
+from shared.schema.messages import (
+    ContentPart,
+    FunctionCall,
+    FunctionSpec,
+    Message,
+    Role,
+    ToolCall,
+    ToolInfo,
+    content_text,
+    dump_arguments,
+)
+from shared.schema.sampling import SamplingParams
+from shared.schema.trajectory import (
+    STOP_REASONS,
+    RewardRecord,
+    StepRecord,
+    StopReason,
+    TokenData,
+    Trajectory,
+)
+
+__all__ = [
+    "STOP_REASONS",
+    "AgentStep",
+    "AgentTask",
+    "AgentTrajectory",
+    "ContentPart",
+    "FunctionCall",
+    "FunctionSpec",
+    "JobProgress",
+    "JobStatus",
+    "Message",
+    "OpenAIError",
+    "OpenAIErrorBody",
+    "Page",
+    "Problem",
+    "RewardRecord",
+    "Role",
+    "SamplingParams",
+    "StepRecord",
+    "StepResult",
+    "StopReason",
+    "TokenData",
+    "ToolCall",
+    "ToolInfo",
+    "Trajectory",
+    "content_text",
+    "dump_arguments",
+]

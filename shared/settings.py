@@ -1,0 +1,71 @@
+"""Settings from the environment (``TRAJFORGE_*``), read once and injected."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "get_settings"]
+
+
+def _default_home() -> Path:
+    return Path.home() / ".trajforge"
+
+
+class Settings(BaseSettings):
+    """Every knob of the suite; one instance per process, from ``TRAJFORGE_*`` variables."""
+
+    model_config = SettingsConfigDict(env_prefix="TRAJFORGE_", env_file=None, extra="ignore")
+
+    env: Literal["dev", "test", "prod"] = "dev"
+    home: Path = Field(default_factory=_default_home)
+    # Empty means the embedded SQLite file under ``home``.
+    database_url: str = ""
+    # Empty means no broker: work runs in-process (the embedded default).
+    redis_url: str = ""
+    auth_enabled: bool = True
+    # Path of the key file the embedded default writes on first start.
+    local_key_file: Path | None = None
+    max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    log_level: str = "INFO"
+    log_json: bool = True
+    queue_visibility_timeout_s: int = Field(3600, ge=1)
+    queue_task_time_limit_s: int = Field(3000, ge=1)
+    shared_data_dir: Path | None = None
+    db_pool_size: int = Field(10, ge=1)
+    # Secret used to salt API-key hashes; the dev default is refused in prod.
+    key_salt: str = "trajforge-dev-salt"
+
+    @model_validator(mode="after")
+    def _refuse_dev_secrets_in_prod(self) -> Settings:
+        if self.env == "prod" and self.key_salt == "trajforge-dev-salt":
+            raise ValueError("TRAJFORGE_KEY_SALT must be set to a secret value when TRAJFORGE_ENV=prod")
+        if self.env == "prod" and not self.auth_enabled:
+            raise ValueError("TRAJFORGE_AUTH_ENABLED=false is refused when TRAJFORGE_ENV=prod")
+        return self
+
+    @property
+    def effective_database_url(self) -> str:
+        """The configured URL, or the embedded SQLite file under ``home``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.home / 'trajforge.db'}"
+
+    @property
+    def is_embedded(self) -> bool:
+        """True when no broker is configured and work runs in-process."""
+        return not self.redis_url
+
+    @property
+    def key_file(self) -> Path:
+        return self.local_key_file or self.home / "api_key"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read from the environment once."""
+    return Settings()
