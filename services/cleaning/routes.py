@@ -1,0 +1,53 @@
+"""HTTP routes of the cleaning service (thin: parse, call the service, return a schema)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from services.cleaning import datasets
+from services.cleaning.schemas import DatasetRead, DatasetRowRead, DatasetRowsPage
+from shared.web import SessionDep, SettingsDep
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["cleaning"])
+
+
+@router.post("/v1/datasets", status_code=201, response_model=DatasetRead)
+async def create_dataset(
+    request: Request, session: SessionDep, settings: SettingsDep, name: Annotated[str, Query(min_length=1)]
+) -> DatasetRead:
+    """Upload a JSONL dataset (the request body); unreadable lines are kept with their error."""
+    body = await request.body()
+    dataset, invalid = await datasets.store_dataset(
+        session, name=name, source=body, max_line_bytes=settings.max_request_bytes
+    )
+    return DatasetRead(
+        id=str(dataset.id), name=dataset.name, row_count=dataset.row_count,
+        invalid_count=dataset.invalid_count, created_at=dataset.created_at, invalid_lines=invalid[:100],
+    )
+
+
+@router.get("/v1/datasets/{dataset_id}", response_model=DatasetRead)
+async def read_dataset(dataset_id: uuid.UUID, session: SessionDep) -> DatasetRead:
+    """One dataset's metadata."""
+    d = await datasets.get_dataset(session, dataset_id)
+    return DatasetRead(id=str(d.id), name=d.name, row_count=d.row_count,
+                       invalid_count=d.invalid_count, created_at=d.created_at)
+
+
+@router.get("/v1/datasets/{dataset_id}/rows", response_model=DatasetRowsPage)
+async def read_dataset_rows(
+    dataset_id: uuid.UUID,
+    session: SessionDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> DatasetRowsPage:
+    """A page of a dataset's rows in upload order."""
+    rows = await datasets.read_rows(session, dataset_id, offset=offset, limit=limit)
+    items = [DatasetRowRead(row_index=r.row_index, data=r.data, error=r.error) for r in rows]
+    next_offset = offset + len(items) if len(items) == limit else None
+    return DatasetRowsPage(items=items, next_offset=next_offset)

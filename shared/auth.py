@@ -1,0 +1,135 @@
+"""API keys: bearer tokens, stored as salted hashes, checked on every non-health endpoint.
+
+A key is shown once when created (``trajforge keys create NAME``); the
+database keeps only its HMAC-SHA256 under ``TRAJFORGE_KEY_SALT`` and a short
+prefix for listing. Verified keys are cached briefly so the hot paths (the
+gateway above all) do not hit the database per request; revoking a key clears
+the cache of the process that revoked it, and other processes within
+``CACHE_TTL_S``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from shared.db.base import utcnow
+from shared.db.models import ApiKeyRow
+from shared.errors import AuthenticationError, NotFound
+
+__all__ = [
+    "CACHE_TTL_S",
+    "KEY_PATTERN",
+    "ApiKeyInfo",
+    "KeyVerifier",
+    "create_key",
+    "hash_key",
+    "list_keys",
+    "parse_bearer",
+    "revoke_key",
+]
+
+KEY_PATTERN = re.compile(r"^tf_[A-Za-z0-9_-]{20,100}$")
+CACHE_TTL_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """The authenticated caller."""
+
+    id: uuid.UUID
+    name: str
+
+
+def hash_key(key: str, *, salt: str) -> str:
+    """The stored form of a key."""
+    return hmac.new(salt.encode(), key.encode(), hashlib.sha256).hexdigest()
+
+
+def _new_key() -> str:
+    return "tf_" + secrets.token_urlsafe(32)
+
+
+async def create_key(session: AsyncSession, name: str, *, salt: str) -> tuple[ApiKeyRow, str]:
+    """Create a key; returns the row and the only copy of the plaintext key."""
+    key = _new_key()
+    row = ApiKeyRow(name=name, prefix=key[:10], key_hash=hash_key(key, salt=salt))
+    session.add(row)
+    await session.flush()
+    return row, key
+
+
+async def list_keys(session: AsyncSession) -> list[ApiKeyRow]:
+    """All keys, newest first (hashes only)."""
+    rows = await session.execute(select(ApiKeyRow).order_by(ApiKeyRow.created_at.desc()))
+    return list(rows.scalars())
+
+
+async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> ApiKeyRow:
+    """Mark a key revoked; it stops working at once in this process."""
+    row = await session.get(ApiKeyRow, key_id)
+    if row is None:
+        raise NotFound(f"no API key with id {key_id}")
+    row.revoked_at = row.revoked_at or utcnow()
+    await session.flush()
+    KeyVerifier.clear_all()
+    return row
+
+
+def parse_bearer(header: str | None) -> str:
+    """The key from an ``Authorization: Bearer <key>`` header, or a clear 401."""
+    if not header:
+        raise AuthenticationError("missing API key: send `Authorization: Bearer <key>`")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise AuthenticationError("malformed Authorization header: expected `Bearer <key>`")
+    return value.strip()
+
+
+class KeyVerifier:
+    """Checks keys against the database with a short positive/negative cache."""
+
+    _instances: list[KeyVerifier] = []
+
+    def __init__(self, maker: async_sessionmaker[AsyncSession], *, salt: str) -> None:
+        self._maker = maker
+        self._salt = salt
+        self._cache: dict[str, tuple[float, ApiKeyInfo | None]] = {}
+        KeyVerifier._instances.append(self)
+
+    @classmethod
+    def clear_all(cls) -> None:
+        for inst in cls._instances:
+            inst._cache.clear()
+
+    async def verify(self, key: str) -> ApiKeyInfo:
+        """The caller behind ``key``; raises ``AuthenticationError`` if it is not a live key."""
+        if not KEY_PATTERN.match(key):
+            raise AuthenticationError("malformed API key: keys look like `tf_...`")
+        digest = hash_key(key, salt=self._salt)
+        hit = self._cache.get(digest)
+        if hit is not None and time.monotonic() - hit[0] < CACHE_TTL_S:
+            info = hit[1]
+        else:
+            info = await self._lookup(digest)
+            self._cache[digest] = (time.monotonic(), info)
+        if info is None:
+            raise AuthenticationError("invalid or revoked API key")
+        return info
+
+    async def _lookup(self, digest: str) -> ApiKeyInfo | None:
+        async with self._maker() as session:
+            row = (await session.execute(select(ApiKeyRow).where(ApiKeyRow.key_hash == digest))).scalar_one_or_none()
+            if row is None or row.revoked_at is not None:
+                return None
+            row.last_used_at = utcnow()
+            await session.commit()
+            return ApiKeyInfo(id=row.id, name=row.name)

@@ -1,0 +1,92 @@
+"""``trajforge up``, ``serve`` and ``worker``: run the services and the queue worker."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import typer
+
+from shared.settings import get_settings
+
+__all__ = ["register"]
+
+
+def _check_migrated_or_exit() -> None:
+    from shared.db.migrate import ensure_migrated
+    from shared.db.session import create_engine_for
+    from shared.errors import DatabaseNotMigrated
+
+    async def check() -> None:
+        engine = create_engine_for(get_settings())
+        try:
+            await ensure_migrated(engine)
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(check())
+    except DatabaseNotMigrated as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def up(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run every service in one process (embedded default: SQLite, in-process work)."""
+    import uvicorn
+
+    from services.app import create_all_in_one_app
+    from shared.bootstrap import prepare_embedded
+
+    settings = get_settings()
+    _, path, created = prepare_embedded(settings)
+    _check_migrated_or_exit()
+    typer.echo(f"API key {'created and ' if created else ''}stored in {path} (send it as `Authorization: Bearer`)",
+               err=True)
+    typer.echo(f"database: {settings.effective_database_url.split('@')[-1]}  queue: "
+               f"{'celery/redis' if settings.redis_url else 'in-process'}", err=True)
+    uvicorn.run(create_all_in_one_app(settings), host=host, port=port, log_config=None)
+
+
+def serve(service: str, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run one service on its own (the database must be migrated)."""
+    import uvicorn
+
+    from services.app import service_spec
+    from shared.web import create_app
+
+    try:
+        spec = service_spec(service)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    _check_migrated_or_exit()
+    uvicorn.run(create_app(spec), host=host, port=port, log_config=None)
+
+
+def worker(
+    concurrency: int = typer.Option(2, help="Worker processes (or threads)."),
+    pool: str = typer.Option("prefork", help="Celery pool: prefork, solo or threads."),
+    include: list[str] = typer.Option([], help="Extra task modules to load."),
+    queues: str = typer.Option("celery", help="Comma-separated queues to consume."),
+) -> None:
+    """Run a Celery worker for every service's tasks (needs TRAJFORGE_REDIS_URL)."""
+    from shared.queue.app import configure_celery
+
+    settings = get_settings()
+    if not settings.redis_url:
+        typer.echo("error: TRAJFORGE_REDIS_URL is not set; the embedded default runs work in-process", err=True)
+        raise typer.Exit(2)
+    _check_migrated_or_exit()
+    app = configure_celery(settings, extra_modules=tuple(include))
+    for module in app.conf.include:
+        __import__(module)
+    app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}", f"--queues={queues}",
+                     "--loglevel=INFO", "--without-gossip", "--without-mingle"])
+    sys.exit(0)
+
+
+def register(app: typer.Typer) -> None:
+    """Add up/serve/worker to the CLI."""
+    app.command()(up)
+    app.command()(serve)
+    app.command()(worker)

@@ -1,0 +1,225 @@
+"""The system of record: every dataset, job, trajectory, trace and score.
+
+Tables (singular snake_case, ``XRow`` classes):
+
+- ``api_key``: hashed bearer keys.
+- ``task_execution``: idempotency ledger of queue tasks (one row per task key).
+- ``dataset`` / ``dataset_row``: uploaded JSONL, one row per line.
+- ``cleaning_job`` / ``cleaned_row``: a pipeline run over a dataset and the
+  outcome of every input row (kept, dropped with step + reason, or invalid).
+- ``rollout_job`` / ``trajectory_group`` / ``trajectory``: rollouts, keyed by
+  (job, task, member, attempt) so retries never duplicate.
+- ``gateway_trace``: one row per upstream call made through the gateway.
+- ``reward``: one row per (trajectory, component, spec) score, with provenance.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from shared.db.base import Base, IdMixin, TimestampMixin, utcnow
+
+__all__ = [
+    "ApiKeyRow",
+    "CleanedRowRow",
+    "CleaningJobRow",
+    "DatasetRow",
+    "DatasetRowRow",
+    "GatewayTraceRow",
+    "RewardRow",
+    "RolloutJobRow",
+    "TaskExecutionRow",
+    "TrajectoryGroupRow",
+    "TrajectoryRow",
+]
+
+
+class ApiKeyRow(IdMixin, Base):
+    __tablename__ = "api_key"
+
+    name: Mapped[str] = mapped_column(String(200))
+    prefix: Mapped[str] = mapped_column(String(16), index=True)
+    key_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class TaskExecutionRow(Base):
+    __tablename__ = "task_execution"
+
+    key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    task_name: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20), default="running")
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    result: Mapped[dict[str, Any] | None] = mapped_column()
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class DatasetRow(IdMixin, TimestampMixin, Base):
+    __tablename__ = "dataset"
+
+    name: Mapped[str] = mapped_column(String(300))
+    row_count: Mapped[int] = mapped_column(Integer, default=0)
+    invalid_count: Mapped[int] = mapped_column(Integer, default=0)
+    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class DatasetRowRow(Base):
+    __tablename__ = "dataset_row"
+    __table_args__ = (UniqueConstraint("dataset_id", "row_index"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    dataset_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("dataset.id", ondelete="CASCADE"), index=True
+    )
+    row_index: Mapped[int] = mapped_column(Integer)
+    # None when the line could not be read; ``error`` then says why.
+    data: Mapped[dict[str, Any] | None] = mapped_column()
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class CleaningJobRow(IdMixin, TimestampMixin, Base):
+    __tablename__ = "cleaning_job"
+
+    dataset_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("dataset.id"), index=True)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    pipeline: Mapped[list[Any]] = mapped_column(default=list)
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    kept: Mapped[int] = mapped_column(Integer, default=0)
+    dropped: Mapped[int] = mapped_column(Integer, default=0)
+    invalid: Mapped[int] = mapped_column(Integer, default=0)
+    stats: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class CleanedRowRow(Base):
+    __tablename__ = "cleaned_row"
+    __table_args__ = (
+        UniqueConstraint("job_id", "row_index"),
+        Index("ix_cleaned_row_job_outcome_reason", "job_id", "outcome", "reason"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("cleaning_job.id", ondelete="CASCADE"))
+    row_index: Mapped[int] = mapped_column(Integer)
+    outcome: Mapped[str] = mapped_column(String(10))  # kept | dropped | invalid
+    step: Mapped[str | None] = mapped_column(String(100))
+    reason: Mapped[str | None] = mapped_column(String(200))
+    data: Mapped[dict[str, Any] | None] = mapped_column()
+
+
+class RolloutJobRow(IdMixin, TimestampMixin, Base):
+    __tablename__ = "rollout_job"
+
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    total_groups: Mapped[int] = mapped_column(Integer, default=0)
+    done_groups: Mapped[int] = mapped_column(Integer, default=0)
+    counts: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class TrajectoryGroupRow(IdMixin, TimestampMixin, Base):
+    __tablename__ = "trajectory_group"
+    __table_args__ = (UniqueConstraint("job_id", "task_id"),)
+
+    job_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("rollout_job.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[str] = mapped_column(String(300))
+    shard_index: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    task: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class TrajectoryRow(IdMixin, Base):
+    __tablename__ = "trajectory"
+    __table_args__ = (UniqueConstraint("group_id", "sample_index", "attempt"),)
+
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("rollout_job.id", ondelete="CASCADE"), index=True)
+    group_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("trajectory_group.id", ondelete="CASCADE"))
+    task_id: Mapped[str | None] = mapped_column(String(300))
+    sample_index: Mapped[int] = mapped_column(Integer, default=0)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(20), default="finished")
+    stop_reason: Mapped[str | None] = mapped_column(String(30))
+    truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    turns: Mapped[int] = mapped_column(Integer, default=0)
+    messages: Mapped[list[Any]] = mapped_column(default=list)
+    tools: Mapped[list[Any]] = mapped_column(default=list)
+    prompt_ids: Mapped[list[Any] | None] = mapped_column()
+    response_ids: Mapped[list[Any] | None] = mapped_column()
+    loss_mask: Mapped[list[Any] | None] = mapped_column()
+    logprobs: Mapped[list[Any] | None] = mapped_column()
+    weight_version: Mapped[str | None] = mapped_column(String(100))
+    steps: Mapped[list[Any]] = mapped_column(default=list)
+    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    session_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class GatewayTraceRow(IdMixin, Base):
+    __tablename__ = "gateway_trace"
+    __table_args__ = (Index("ix_gateway_trace_session_seq", "session_id", "attempt", "seq"),)
+
+    session_id: Mapped[str | None] = mapped_column(String(200))
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    seq: Mapped[int] = mapped_column(Integer, default=0)
+    api_key_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    model: Mapped[str] = mapped_column(String(300))
+    endpoint: Mapped[str] = mapped_column(String(100))
+    upstream: Mapped[str | None] = mapped_column(String(500))
+    request: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    response: Mapped[dict[str, Any] | None] = mapped_column()
+    prompt_token_ids: Mapped[list[Any] | None] = mapped_column()
+    completion_token_ids: Mapped[list[Any] | None] = mapped_column()
+    logprobs: Mapped[list[Any] | None] = mapped_column()
+    finish_reason: Mapped[str | None] = mapped_column(String(40))
+    usage: Mapped[dict[str, Any] | None] = mapped_column()
+    parse_statuses: Mapped[list[Any] | None] = mapped_column()
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    retries: Mapped[int] = mapped_column(Integer, default=0)
+    stream: Mapped[bool] = mapped_column(Boolean, default=False)
+    weight_version: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class RewardRow(IdMixin, Base):
+    __tablename__ = "reward"
+    __table_args__ = (Index("ix_reward_trajectory_component", "trajectory_id", "component"),)
+
+    trajectory_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("trajectory.id", ondelete="CASCADE"))
+    component: Mapped[str] = mapped_column(String(100))
+    version: Mapped[str] = mapped_column(String(40))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    spec_hash: Mapped[str | None] = mapped_column(String(64))
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+    score: Mapped[float | None] = mapped_column(Float)
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(20), default="ok")
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

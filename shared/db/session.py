@@ -1,0 +1,65 @@
+"""Engines and sessions: one engine per event loop, commit at the edge.
+
+Services take an ``AsyncSession`` and only ``flush()``; the request
+dependency (or the task wrapper) commits on success and rolls back on error.
+Tasks queued with ``enqueue_after_commit`` are sent only once the commit
+succeeded, and dropped on rollback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from shared.settings import Settings
+
+__all__ = ["create_engine_for", "make_sessionmaker", "session_scope"]
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.close()
+
+
+def create_engine_for(settings: Settings, *, url: str | None = None) -> AsyncEngine:
+    """An async engine for the configured database (SQLite file made if needed)."""
+    url = url or settings.effective_database_url
+    if url.startswith("sqlite"):
+        if ":///" in url and ":memory:" not in url:
+            from pathlib import Path
+
+            Path(url.split(":///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_async_engine(
+        url, pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size, pool_pre_ping=True
+    )
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep loaded attributes after commit."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@asynccontextmanager
+async def session_scope(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """Commit on success, roll back on error, then send the tasks queued after commit."""
+    from shared.queue.dispatch import flush_after_commit, discard_after_commit
+
+    async with maker() as session:
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            discard_after_commit(session)
+            raise
+    await flush_after_commit(session)

@@ -1,0 +1,35 @@
+"""The web layer shared by every service: app factory, deps, errors, middleware."""
+
+from shared.web.app import Hook, ServiceSpec, create_app
+from shared.web.deps import (
+    ApiKeyDep,
+    DispatcherDep,
+    SessionDep,
+    SettingsDep,
+    StateDep,
+    get_session,
+    require_api_key,
+    verify_key_value,
+)
+from shared.web.errors import error_response, is_openai_path
+from shared.web.responses import SafeJSONResponse
+from shared.web.state import AppState, get_app_state
+
+__all__ = [
+    "ApiKeyDep",
+    "AppState",
+    "DispatcherDep",
+    "Hook",
+    "SafeJSONResponse",
+    "ServiceSpec",
+    "SessionDep",
+    "SettingsDep",
+    "StateDep",
+    "create_app",
+    "error_response",
+    "get_app_state",
+    "get_session",
+    "is_openai_path",
+    "require_api_key",
+    "verify_key_value",
+]

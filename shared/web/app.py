@@ -1,0 +1,165 @@
+"""The app factory every service uses, and the all-in-one composition.
+
+A service is described by a ``ServiceSpec`` (its routers, start/stop hooks,
+whether it needs Redis). ``create_app`` builds one FastAPI app from one or
+more specs: health, readiness and metrics endpoints, request ids, JSON logs,
+body limits, the one error format, and API-key auth on every router that is
+not explicitly public.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from starlette.responses import Response
+
+from shared.auth import KeyVerifier
+from shared.db.migrate import ensure_migrated
+from shared.db.session import create_engine_for, make_sessionmaker
+from shared.errors import ServiceUnavailable
+from shared.queue.dispatch import InProcessDispatcher, make_dispatcher
+from shared.settings import Settings, get_settings
+from shared.web.deps import require_api_key
+from shared.web.errors import install_error_handlers
+from shared.web.logs import configure_logging
+from shared.web.middleware import RequestMiddleware
+from shared.web.responses import SafeJSONResponse
+from shared.web.state import AppState, get_app_state
+
+__all__ = ["Hook", "ServiceSpec", "create_app"]
+
+Hook = Callable[[FastAPI, AppState], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class ServiceSpec:
+    """What one service contributes to an app."""
+
+    name: str
+    routers: Sequence[APIRouter] = ()
+    #: Routers that do their own auth or none (health-like, capability URLs).
+    public_routers: Sequence[APIRouter] = ()
+    startup: Sequence[Hook] = ()
+    shutdown: Sequence[Hook] = ()
+    uses_redis: bool = False
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _lifespan(specs: Sequence[ServiceSpec], settings: Settings, engine: AsyncEngine | None,
+              maker: async_sessionmaker[AsyncSession] | None) -> Callable[[FastAPI], Any]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own_engine = engine is None
+        eng = engine or create_engine_for(settings)
+        try:
+            await ensure_migrated(eng)
+            sm = maker or make_sessionmaker(eng)
+            state = AppState(settings=settings, engine=eng, sessionmaker=sm,
+                             dispatcher=make_dispatcher(settings, sm),
+                             verifier=KeyVerifier(sm, salt=settings.key_salt))
+            if settings.redis_url and any(s.uses_redis for s in specs):
+                import redis.asyncio as aioredis
+
+                state.redis = aioredis.from_url(settings.redis_url)
+            app.state.trajforge = state
+            for spec in specs:
+                for hook in spec.startup:
+                    await hook(app, state)
+            yield
+            await _stop(specs, app, state)
+        finally:
+            if own_engine:
+                await eng.dispose()
+
+    return lifespan
+
+
+async def _stop(specs: Sequence[ServiceSpec], app: FastAPI, state: AppState) -> None:
+    if isinstance(state.dispatcher, InProcessDispatcher):
+        await state.dispatcher.drain()
+    for spec in reversed(specs):
+        for hook in spec.shutdown:
+            await hook(app, state)
+    if state.redis is not None:
+        await state.redis.aclose()
+
+
+def _ops_router(specs: Sequence[ServiceSpec]) -> APIRouter:
+    router = APIRouter(tags=["ops"])
+    names = [s.name for s in specs]
+
+    @router.get("/healthz", summary="Liveness")
+    async def healthz() -> dict[str, Any]:
+        """Liveness: the process answers."""
+        return {"status": "ok", "services": names}
+
+    @router.get("/readyz", summary="Readiness")
+    async def readyz(request: Request) -> dict[str, Any]:
+        """Readiness: the database is reachable and migrated, Redis answers where used."""
+        return await _check_ready(request.app)
+
+    @router.get("/metrics", summary="Prometheus metrics")
+    async def metrics() -> Response:
+        """Prometheus text exposition of this process's metrics."""
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return router
+
+
+async def _check_ready(app: FastAPI) -> dict[str, Any]:
+    state = get_app_state(app)
+    checks: dict[str, str] = {}
+    try:
+        async with state.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        await ensure_migrated(state.engine)
+        checks["database"] = "ok"
+    except Exception as exc:
+        raise ServiceUnavailable(f"database not ready: {exc}") from exc
+    if state.redis is not None:
+        try:
+            await state.redis.ping()
+            checks["redis"] = "ok"
+        except Exception as exc:
+            raise ServiceUnavailable(f"redis not ready: {exc}") from exc
+    return {"status": "ready", "checks": checks}
+
+
+def create_app(
+    specs: ServiceSpec | Sequence[ServiceSpec],
+    *,
+    settings: Settings | None = None,
+    engine: AsyncEngine | None = None,
+    sessionmaker: async_sessionmaker[AsyncSession] | None = None,
+    title: str | None = None,
+) -> FastAPI:
+    """Build an app serving one service, or several (the all-in-one app)."""
+    specs = [specs] if isinstance(specs, ServiceSpec) else list(specs)
+    settings = settings or get_settings()
+    configure_logging(settings.log_level, json=settings.log_json)
+    app = FastAPI(
+        title=title or ("trajforge " + specs[0].name if len(specs) == 1 else "trajforge"),
+        version="0.1.0",
+        default_response_class=SafeJSONResponse,
+        lifespan=_lifespan(specs, settings, engine, sessionmaker),
+        description=" ".join(s.description for s in specs if s.description),
+    )
+    install_error_handlers(app)
+    app.include_router(_ops_router(specs))
+    auth = [Depends(require_api_key)]
+    for spec in specs:
+        for router in spec.routers:
+            app.include_router(router, dependencies=auth)
+        for router in spec.public_routers:
+            app.include_router(router)
+    name = "+".join(s.name for s in specs)
+    app.add_middleware(RequestMiddleware, service=name, max_body_bytes=settings.max_request_bytes)
+    return app

@@ -1,0 +1,56 @@
+"""Structured JSON logs with request ids; capability keys never reach a log line."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from typing import Any
+
+import orjson
+
+from shared.web.context import current_request_id
+
+__all__ = ["JsonFormatter", "configure_logging", "redact_path"]
+
+_KEY_SEGMENT = re.compile(r"/k/[^/]+")
+_STD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "color_message"}
+
+
+def redact_path(path: str) -> str:
+    """Hide keys carried as path segments (``/envs/x/k/<key>/ws``)."""
+    return _KEY_SEGMENT.sub("/k/***", path)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, request id, extras."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        rid = current_request_id()
+        if rid:
+            out["request_id"] = rid
+        for k, v in record.__dict__.items():
+            if k not in _STD and not k.startswith("_"):
+                out[k] = v
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return orjson.dumps(out, default=str).decode()
+
+
+def configure_logging(level: str = "INFO", *, json: bool = True) -> None:
+    """Route the root logger to stderr in JSON (or plain text for humans)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if json else logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # Our middleware writes the access log; alembic's context chatter is noise at INFO.
+    logging.getLogger("uvicorn.access").handlers[:] = []
+    logging.getLogger("uvicorn.access").propagate = False
+    logging.getLogger("alembic").setLevel(logging.WARNING)
