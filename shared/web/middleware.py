@@ -80,7 +80,7 @@ class RequestMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             await self._reject_large(path, scope, receive, send_with_id)
             return
-        if scope["method"] in ("POST", "PUT", "PATCH") and b"json" in headers.get(b"content-type", b""):
+        if scope["method"] in ("POST", "PUT", "PATCH") and _is_json(headers.get(b"content-type", b"")):
             try:
                 body = await self._read_body(receive)
             except _TooLarge:
@@ -140,6 +140,12 @@ class RequestMiddleware:
         if route not in ("/healthz", "/metrics"):
             log.info("request", extra={"method": scope["method"], "path": redact_path(scope.get("path", "")),
                                        "status": status, "ms": round(seconds * 1000, 2)})
+
+
+def _is_json(content_type: bytes) -> bool:
+    """application/json or any +json type (not application/x-ndjson, which is JSONL)."""
+    media = content_type.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or media.endswith(b"+json")
 
 
 def _replay(body: bytes, original: Receive) -> Receive:
