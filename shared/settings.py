@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     log_level: str = "INFO"
     log_json: bool = True
+    queue_name: str = "trajforge"
     queue_visibility_timeout_s: int = Field(3600, ge=1)
     queue_task_time_limit_s: int = Field(3000, ge=1)
     shared_data_dir: Path | None = None

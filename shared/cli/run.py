@@ -67,7 +67,7 @@ def worker(
     concurrency: int = typer.Option(2, help="Worker processes (or threads)."),
     pool: str = typer.Option("prefork", help="Celery pool: prefork, solo or threads."),
     include: list[str] = typer.Option([], help="Extra task modules to load."),
-    queues: str = typer.Option("celery", help="Comma-separated queues to consume."),
+    queues: str = typer.Option("", help="Comma-separated queues to consume (default: TRAJFORGE_QUEUE_NAME)."),
 ) -> None:
     """Run a Celery worker for every service's tasks (needs TRAJFORGE_REDIS_URL)."""
     from shared.queue.app import configure_celery
@@ -80,7 +80,8 @@ def worker(
     app = configure_celery(settings, extra_modules=tuple(include))
     for module in app.conf.include:
         __import__(module)
-    app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}", f"--queues={queues}",
+    app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}",
+                     f"--queues={queues or settings.queue_name}",
                      "--loglevel=INFO", "--without-gossip", "--without-mingle"])
     sys.exit(0)
 

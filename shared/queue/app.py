@@ -45,6 +45,7 @@ def configure_celery(settings: Settings, *, extra_modules: tuple[str, ...] = ())
     celery_app.conf.update(
         broker_url=settings.redis_url,
         result_backend=settings.redis_url,
+        task_default_queue=settings.queue_name,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_acks_on_failure_or_timeout=True,
@@ -53,7 +54,12 @@ def configure_celery(settings: Settings, *, extra_modules: tuple[str, ...] = ())
         result_serializer="json",
         accept_content=["json"],
         task_time_limit=settings.queue_task_time_limit_s,
-        broker_transport_options={"visibility_timeout": settings.queue_visibility_timeout_s},
+        broker_transport_options={
+            "visibility_timeout": settings.queue_visibility_timeout_s,
+            # Sweep for tasks of dead workers often (default is ~100 s); each sweep is one cheap Redis scan.
+            "unacked_restore_interval": min(10, settings.queue_visibility_timeout_s),
+            "unacked_restore_throttle": 1,
+        },
         result_backend_transport_options={"visibility_timeout": settings.queue_visibility_timeout_s},
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,

@@ -1,0 +1,5 @@
+"""``python -m shared.cli`` runs the ``trajforge`` command line."""
+
+from shared.cli import main
+
+main()

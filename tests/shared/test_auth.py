@@ -1,0 +1,122 @@
+"""API keys: missing, malformed, unknown and revoked keys get 401, and no endpoint is left open."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from fastapi.routing import APIRoute, APIWebSocketRoute
+from starlette.websockets import WebSocketDisconnect
+
+from services.app import all_specs
+from shared.auth import create_key, hash_key, parse_bearer, revoke_key
+from shared.errors import AuthenticationError
+
+#: Endpoints that are open on purpose: liveness, readiness and metrics.
+OPEN_PATHS = {"/healthz", "/readyz", "/metrics"}
+#: Capability URLs carry the key in the path (OpenEnv clients cannot send headers).
+CAPABILITY = re.compile(r"/k/\{key\}")
+
+
+def _fill(path: str) -> str:
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return str(uuid.uuid4()) if name.endswith("id") else "x"
+
+    return re.sub(r"\{([^}:]+)(?::[^}]+)?\}", value, path)
+
+
+def _http_routes() -> list[tuple[str, str]]:
+    out = []
+    for spec in all_specs():
+        for router in list(spec.routers) + list(spec.public_routers):
+            for route in router.routes:
+                if isinstance(route, APIRoute):
+                    out.extend((m, route.path) for m in sorted(route.methods - {"HEAD", "OPTIONS"}))
+    return out
+
+
+def _ws_routes() -> list[str]:
+    return [route.path for spec in all_specs() for router in list(spec.routers) + list(spec.public_routers)
+            for route in router.routes if isinstance(route, APIWebSocketRoute)]
+
+
+def test_parse_bearer_messages() -> None:
+    with pytest.raises(AuthenticationError, match="missing"):
+        parse_bearer(None)
+    with pytest.raises(AuthenticationError, match="malformed"):
+        parse_bearer("Basic abc")
+    assert parse_bearer("Bearer  tf_abc ") == "tf_abc"
+
+
+async def test_keys_are_stored_hashed(session, settings) -> None:  # type: ignore[no-untyped-def]
+    row, key = await create_key(session, "ci", salt=settings.key_salt)
+    assert key.startswith("tf_") and key not in row.key_hash
+    assert row.key_hash == hash_key(key, salt=settings.key_salt)
+    assert row.prefix == key[:10]
+
+
+async def test_missing_malformed_unknown_and_revoked_keys_get_401(make_client, session, settings) -> None:  # type: ignore[no-untyped-def]
+    client = await make_client(all_specs(), authenticated=False)
+    path = f"/v1/datasets/{uuid.uuid4()}"
+    cases = {
+        "missing": {},
+        "malformed header": {"authorization": "Token abc"},
+        "malformed key": {"authorization": "Bearer not-a-key"},
+        "unknown key": {"authorization": "Bearer tf_" + "a" * 43},
+    }
+    for label, headers in cases.items():
+        resp = await client.get(path, headers=headers)
+        assert resp.status_code == 401, label
+        assert resp.json()["code"] == "invalid_api_key"
+    row, key = await create_key(session, "short-lived", salt=settings.key_salt)
+    await session.commit()
+    good = {"authorization": f"Bearer {key}"}
+    assert (await client.get(path, headers=good)).status_code == 404  # authenticated, dataset absent
+    await revoke_key(session, row.id)
+    await session.commit()
+    revoked = await client.get(path, headers=good)
+    assert revoked.status_code == 401 and "revoked" in revoked.json()["detail"]
+
+
+async def test_no_http_endpoint_is_left_open(make_client) -> None:  # type: ignore[no-untyped-def]
+    client = await make_client(all_specs(), authenticated=False)
+    routes = _http_routes()
+    assert routes, "no routes found"
+    open_ = []
+    for method, path in routes:
+        if path in OPEN_PATHS:
+            continue
+        url = _fill(CAPABILITY.sub("/k/tf_bogus", path))
+        resp = await client.request(method, url)
+        if resp.status_code not in (401, 403):
+            open_.append(f"{method} {path} -> {resp.status_code}")
+    assert not open_, "endpoints answered without a valid key:\n" + "\n".join(open_)
+
+
+async def test_openapi_lists_no_unprotected_route_beyond_ops(make_client) -> None:  # type: ignore[no-untyped-def]
+    client = await make_client(all_specs(), authenticated=False)
+    paths = client.app.openapi()["paths"]
+    for path, ops in paths.items():
+        for method in ops:
+            if path in OPEN_PATHS:
+                continue
+            resp = await client.request(method.upper(), _fill(CAPABILITY.sub("/k/tf_bogus", path)))
+            assert resp.status_code in (401, 403), f"{method.upper()} {path} answered {resp.status_code}"
+
+
+def test_websocket_endpoints_refuse_connections_without_a_key(settings) -> None:  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    from shared.web import create_app
+
+    ws_paths = _ws_routes()
+    app = create_app(all_specs(), settings=settings)
+    with TestClient(app) as tc:
+        for path in ws_paths:
+            url = _fill(CAPABILITY.sub("/k/tf_bogus", path))
+            with pytest.raises(WebSocketDisconnect):
+                with tc.websocket_connect(url) as ws:
+                    ws.send_json({"type": "reset", "data": {}})
+                    ws.receive_json()
