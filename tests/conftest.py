@@ -162,7 +162,7 @@ class LoopbackServer:
     def __init__(self, app: Any, port: int | None = None) -> None:
         self.port = port or free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_config=None,
-                                                    lifespan="on", ws="websockets"))
+                                                    lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

@@ -1,0 +1,52 @@
+"""The command line against a real database: migrations, keys, refusing un-migrated databases."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+
+def _cli(*args: str, home: Path, db: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
+    env |= {"TRAJFORGE_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
+    if db:
+        env["TRAJFORGE_DATABASE_URL"] = db
+    return subprocess.run([sys.executable, "-m", "shared.cli", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_db_upgrade_current_and_keys_lifecycle(tmp_path: Path) -> None:
+    up = _cli("db", "upgrade", home=tmp_path)
+    assert up.returncode == 0, up.stderr
+    assert (tmp_path / "trajforge.db").exists()
+    current = _cli("db", "current", home=tmp_path)
+    assert "database: 0001" in current.stdout
+    created = _cli("keys", "create", "ci-bot", home=tmp_path)
+    assert created.returncode == 0 and created.stdout.strip().startswith("tf_")
+    listed = _cli("keys", "list", home=tmp_path)
+    key_id = listed.stdout.split()[0]
+    assert "ci-bot" in listed.stdout and created.stdout.strip() not in listed.stdout  # only the prefix shows
+    assert _cli("keys", "revoke", key_id, home=tmp_path).returncode == 0
+    assert "revoked 20" in _cli("keys", "list", home=tmp_path).stdout
+    bad = _cli("keys", "revoke", "not-a-uuid", home=tmp_path)
+    assert bad.returncode != 0 and "not a key id" in bad.stderr
+
+
+def test_serve_refuses_an_unmigrated_database_with_the_fix(tmp_path: Path) -> None:
+    result = _cli("serve", "cleaning", "--port", "1", home=tmp_path)
+    assert result.returncode == 2
+    assert "trajforge db upgrade" in result.stderr
+
+
+def test_serve_rejects_unknown_services(tmp_path: Path) -> None:
+    result = _cli("serve", "nope", home=tmp_path)
+    assert result.returncode != 0 and "unknown service" in result.stderr
+
+
+def test_worker_needs_a_broker(tmp_path: Path) -> None:
+    result = _cli("worker", home=tmp_path)
+    assert result.returncode == 2 and "TRAJFORGE_REDIS_URL" in result.stderr
