@@ -1,0 +1,71 @@
+"""Build a Presidio analyzer that starts offline: blank spaCy by default, a real model as a plug-in.
+
+With no spaCy model installed, each language gets ``spacy.blank(lang)`` (a
+tokenizer only), so the pattern recognizers run and no download is tried.
+NER (PERSON, LOCATION, ORGANIZATION) is switched on per language by naming an
+installed spaCy package in ``spacy_models``, e.g. ``{"en": "en_core_web_sm"}``
+after ``pip install en_core_web_sm-3.8.0-py3-none-any.whl`` (the official
+wheels are published on the spaCy models release page, not on PyPI). A model
+that is named but not installed is an error, never a download.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from importlib.util import find_spec
+
+import spacy
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+from presidio_analyzer.nlp_engine import SpacyNlpEngine
+from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+from services.cleaning.pii_recognizers import pattern_recognizers
+from shared.errors import ValidationFailed
+
+__all__ = ["NER_ENTITIES", "build_analyzer", "model_installed"]
+
+#: Entities only a statistical NER model can find.
+NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})
+
+# Pipes the analyzer never reads; disabling them keeps NER models fast.
+_UNUSED_PIPES = ("parser", "attribute_ruler", "lemmatizer", "tagger", "morphologizer", "senter")
+
+
+def model_installed(name: str) -> bool:
+    """True if the spaCy model package ``name`` can be imported here."""
+    return find_spec(name) is not None
+
+
+def _load_pipeline(lang: str, model: str | None) -> spacy.language.Language:
+    if model is None:
+        return spacy.blank(lang)
+    if not model_installed(model):
+        raise ValidationFailed(
+            f"spaCy model {model!r} for language {lang!r} is not installed; install its wheel "
+            "(e.g. pip install en_core_web_sm-3.8.0-py3-none-any.whl) or drop it from spacy_models",
+            param="spacy_models",
+        )
+    return spacy.load(model, exclude=list(_UNUSED_PIPES))
+
+
+def build_analyzer(
+    languages: Sequence[str],
+    *,
+    spacy_models: Mapping[str, str] | None = None,
+    phone_regions: Sequence[str] = ("US", "GB", "DE"),
+) -> AnalyzerEngine:
+    """An analyzer for ``languages`` with every pattern recognizer, plus NER where a model is named."""
+    models = dict(spacy_models or {})
+    unknown = sorted(set(models) - set(languages))
+    if unknown:
+        raise ValidationFailed(f"spacy_models names languages not configured: {unknown}", param="spacy_models")
+    engine = SpacyNlpEngine(models=[{"lang_code": lang, "model_name": models.get(lang, "blank")} for lang in languages])
+    # Assigning pipelines directly skips SpacyNlpEngine.load(), which would try a download.
+    engine.nlp = {lang: _load_pipeline(lang, models.get(lang)) for lang in languages}
+    registry = RecognizerRegistry(supported_languages=list(languages))
+    for lang in languages:
+        for recognizer in pattern_recognizers(lang, phone_regions=phone_regions):
+            registry.add_recognizer(recognizer)
+        if lang in models:
+            registry.add_recognizer(SpacyRecognizer(supported_language=lang))
+    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=list(languages))
