@@ -33,7 +33,7 @@ from presidio_analyzer import AnalyzerEngine
 from pydantic import BaseModel, Field
 
 from services.cleaning.base import Row, Step, StepOutput
-from services.cleaning.pii_engine import NER_ENTITIES, build_analyzer
+from services.cleaning.pii_engine import NER_ENTITIES, shared_analyzer
 from services.cleaning.pii_replace import STRATEGIES, Span, Strategy, apply_spans, resolve_spans
 from shared.errors import ValidationFailed
 
@@ -130,7 +130,8 @@ class PIIPresidioFilter(Step):
     def analyzer(self) -> AnalyzerEngine:
         """The Presidio analyzer, built on first use (once per process)."""
         if self._analyzer is None:
-            self._analyzer = build_analyzer(self.languages, spacy_models=self.spacy_models, phone_regions=self.phone_regions)
+            models = tuple(sorted(self.spacy_models.items()))
+            self._analyzer = shared_analyzer(self.languages, models, self.phone_regions)
         return self._analyzer
 
     def process(self, rows: list[Row]) -> StepOutput:

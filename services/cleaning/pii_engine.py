@@ -12,6 +12,7 @@ that is named but not installed is an error, never a download.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from importlib.util import find_spec
 
 import spacy
@@ -22,7 +23,7 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 from services.cleaning.pii_recognizers import pattern_recognizers
 from shared.errors import ValidationFailed
 
-__all__ = ["NER_ENTITIES", "build_analyzer", "model_installed"]
+__all__ = ["NER_ENTITIES", "build_analyzer", "shared_analyzer", "model_installed"]
 
 #: Entities only a statistical NER model can find.
 NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})
@@ -69,3 +70,11 @@ def build_analyzer(
         if lang in models:
             registry.add_recognizer(SpacyRecognizer(supported_language=lang))
     return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=list(languages))
+
+
+@lru_cache(maxsize=8)
+def shared_analyzer(
+    languages: tuple[str, ...], spacy_models: tuple[tuple[str, str], ...], phone_regions: tuple[str, ...]
+) -> AnalyzerEngine:
+    """One analyzer per process and configuration (building one takes seconds)."""
+    return build_analyzer(languages, spacy_models=dict(spacy_models), phone_regions=phone_regions)

@@ -65,6 +65,7 @@ TEST_CARD_NUMBERS = frozenset(
     }
 )
 
+_URL_CHARS = "/?=&:"
 _CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _CN_ID_CHECK = "10X98765432"
 # A dotted quad right after one of these words is a version, not an address.
@@ -192,12 +193,12 @@ class JpPhoneRecognizer(_Recognizer):
     ]
     CONTEXT = ["電話", "tel"]
 
-    def validate_result(self, pattern_text: str) -> bool:
-        """Domestic JP numbers have 10 or 11 digits once the leading 0 is restored."""
+    def validate_result(self, pattern_text: str) -> bool | None:
+        """Reject lengths no JP number has; a plausible one keeps its base score (KR shares the shape)."""
         digits = "".join(ch for ch in pattern_text if ch.isdigit())
         if pattern_text.startswith("+81"):
             digits = "0" + digits[2:]
-        return len(digits) in (10, 11)
+        return None if len(digits) in (10, 11) else False
 
 
 class KrPhoneRecognizer(_Recognizer):
@@ -234,7 +235,19 @@ def _offline_extractor() -> tldextract.TLDExtract:
 
 
 class OfflineEmailRecognizer(EmailRecognizer):
-    """Presidio's e-mail recognizer, validating domains with the bundled suffix list (no network)."""
+    """Presidio's e-mail recognizer, validating domains with the bundled suffix list (no network).
+
+    Its local-part class admits ``/ ? = &``, so inside a URL the match would swallow the
+    path (``//host/p?e=bob@x.org``); hits are trimmed to the text after the last such char.
+    """
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None, regex_flags: Any = None) -> list[RecognizerResult]:
+        """E-mail hits with any URL path or query prefix trimmed off the local part."""
+        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        for result in results:
+            local = text[result.start : text.find("@", result.start, result.end)]
+            result.start += max(local.rfind(ch) for ch in _URL_CHARS) + 1
+        return [r for r in results if text[r.start] != "@"]
 
     def validate_result(self, pattern_text: str) -> bool:
         """Accept addresses whose domain has a known public suffix."""
