@@ -1,4 +1,4 @@
-"""Global dedup of 1,000,000 rows: in-memory and two-pass streaming (SQLite spill), vs a reference-style pass.
+"""Global dedup of 1,000,000 rows, in memory and two-pass streaming (SQLite), vs the reference way.
 
 Rows are real rows from the shared data folder replicated with variations:
 new ids, whitespace and case changes in the first user turn (duplicates after
@@ -36,7 +36,11 @@ def _vary_user(messages: list[Any], how: int, i: int) -> list[Any]:
     for j, m in enumerate(out):
         if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
             text = m["content"]
-            text = {1: "  " + text.replace(" ", "   ", 3) + "\n", 2: text.upper(), 3: f"{text} (v{i})"}[how]
+            text = {
+                1: "  " + text.replace(" ", "   ", 3) + "\n",
+                2: text.upper(),
+                3: f"{text} (v{i})",
+            }[how]
             out[j] = {**m, "content": text}
             break
     return out
@@ -70,25 +74,39 @@ def run_mode(mode: str, n: int) -> dict[str, float]:
     elif mode == "stream":
         with tempfile.TemporaryDirectory() as tmp:
             store = SqliteSignatureStore(Path(tmp) / "sig.db")
-            n_kept = sum(ok for ok, _ in stream_dedup(lambda: variants(base, n), store, batch_size=50_000))
+            n_kept = sum(
+                ok for ok, _ in stream_dedup(lambda: variants(base, n), store, batch_size=50_000)
+            )
             store.close()
     elif mode == "generate":
         n_kept = sum(1 for _ in variants(base, n))
     else:
         n_kept = _reference_style(list(variants(base, n)))
-    return {"seconds": time.perf_counter() - t0, "kept": n_kept, "peak_mib": _peak_mib(), "base_mib": start_rss}
+    return {
+        "seconds": time.perf_counter() - t0,
+        "kept": n_kept,
+        "peak_mib": _peak_mib(),
+        "base_mib": start_rss,
+    }
 
 
 def _reference_style(rows: list[dict[str, Any]]) -> int:
-    # The reference's per-row work: stdlib JSON + MD5 of the signature pair and of the whole message list.
+    # The reference's per-row work: stdlib JSON + MD5 of the signature pair and of all messages.
     winners: dict[str, tuple[str, int]] = {}
     for row in rows:
         msgs = row["messages"]
         users = [m for m in msgs if m.get("role") == "user" and (m.get("content") or "").strip()]
-        asst = [m for m in msgs if m.get("role") == "assistant" and (m.get("content") or "").strip()]
-        pair = [(users[0]["content"].strip() if users else "")[:200], (asst[0]["content"].strip() if asst else "")[:200]]
+        asst = [
+            m for m in msgs if m.get("role") == "assistant" and (m.get("content") or "").strip()
+        ]
+        pair = [
+            (users[0]["content"].strip() if users else "")[:200],
+            (asst[0]["content"].strip() if asst else "")[:200],
+        ]
         sig = hashlib.md5(json.dumps(pair, ensure_ascii=False).encode()).hexdigest()
-        full = hashlib.md5(json.dumps(msgs, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        full = hashlib.md5(
+            json.dumps(msgs, sort_keys=True, ensure_ascii=False).encode()
+        ).hexdigest()
         cur = winners.get(sig)
         if cur is None or (cur[0] != full and len(msgs) > cur[1]):
             winners[sig] = (full, len(msgs))
@@ -96,7 +114,12 @@ def _reference_style(rows: list[dict[str, Any]]) -> int:
 
 
 def _child(mode: str, n: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", mode, "--rows", str(n)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, "--rows", str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -115,19 +138,30 @@ def main() -> None:
     _report(args.rows, results, args.baseline_rows, small)
 
 
-def _report(n: int, res: dict[str, dict[str, float]], nb: int, small: dict[str, dict[str, float]]) -> None:
+def _report(
+    n: int, res: dict[str, dict[str, float]], nb: int, small: dict[str, dict[str, float]]
+) -> None:
     print(f"global dedup, {n:,} rows (real rows x variations); targets: < 60 s, < 2048 MiB peak")
     print(f"{'mode':<22}{'seconds':>9}{'rows/s':>12}{'kept':>10}{'peak MiB':>10}")
     for mode in ("generate", "memory", "stream"):
         r = res[mode]
-        print(f"{mode:<22}{r['seconds']:>9.1f}{n / r['seconds']:>12,.0f}{int(r['kept']):>10,}{r['peak_mib']:>10,.0f}")
+        print(
+            f"{mode:<22}{r['seconds']:>9.1f}{n / r['seconds']:>12,.0f}"
+            f"{int(r['kept']):>10,}{r['peak_mib']:>10,.0f}"
+        )
     dedup_mem = res["memory"]["seconds"] - res["generate"]["seconds"]
-    print(f"stream / memory time ratio: {res['stream']['seconds'] / res['memory']['seconds']:.2f}; "
-          f"stream / memory peak ratio: {res['stream']['peak_mib'] / res['memory']['peak_mib']:.2f}; "
-          f"dedup-only time in memory mode (minus generation): {dedup_mem:.1f} s")
+    print(
+        f"stream / memory time ratio: {res['stream']['seconds'] / res['memory']['seconds']:.2f}; "
+        f"stream / memory peak ratio: {res['stream']['peak_mib'] / res['memory']['peak_mib']:.2f}; "
+        f"dedup-only time in memory mode (minus generation): {dedup_mem:.1f} s"
+    )
     ours, ref = small["memory"], small["reference"]
-    print(f"baseline at {nb:,} rows: ours {nb / ours['seconds']:,.0f} rows/s vs reference-style {nb / ref['seconds']:,.0f} rows/s "
-          f"(speed-up x{ref['seconds'] / ours['seconds']:.2f}); kept ours {int(ours['kept']):,} vs reference-style {int(ref['kept']):,}")
+    print(
+        f"baseline at {nb:,} rows: ours {nb / ours['seconds']:,.0f} rows/s"
+        f" vs reference-style {nb / ref['seconds']:,.0f} rows/s"
+        f" (speed-up x{ref['seconds'] / ours['seconds']:.2f});"
+        f" kept ours {int(ours['kept']):,} vs reference-style {int(ref['kept']):,}"
+    )
 
 
 if __name__ == "__main__":

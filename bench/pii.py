@@ -1,4 +1,4 @@
-"""PII step throughput on real rows: ours pattern-only (1 and 2 processes) vs Presidio's stock registry.
+"""PII throughput on real rows: ours pattern-only (1 and 2 processes) vs Presidio's stock registry.
 
 The baseline is Presidio's own default set of predefined recognizers with its
 anonymizer, analyzing every user/assistant/system message as English. Presidio's
@@ -70,7 +70,9 @@ def ours(rows: list[dict[str, Any]], processes: int) -> tuple[float, int]:
         step(rows)
         return time.perf_counter() - t0, sum(step.stats.hits.values())
     with PIIWorkerPool(step, processes=processes, batch_size=16) as pool:
-        list(pool.map(rows[:processes]))  # warm the workers: their analyzers are built before timing
+        list(
+            pool.map(rows[:processes])
+        )  # warm the workers: their analyzers are built before timing
         pool.stats.hits.clear()
         t0 = time.perf_counter()
         list(pool.map(rows))
@@ -87,13 +89,27 @@ def main() -> None:
     base = presidio_stock(rows, 20_000)
     one, hits1 = ours(rows, 1)
     two, hits2 = ours(rows, 2)
-    print(f"PII on {len(rows)} real rows, {chars / 1e6:.2f} M chars scanned (cap 20,000 chars/message)")
+    print(
+        f"PII on {len(rows)} real rows, {chars / 1e6:.2f} M chars scanned"
+        " (cap 20,000 chars/message)"
+    )
     print(f"{'run':<48}{'seconds':>9}{'rows/s':>9}{'vs stock':>10}")
-    for name, secs in (("Presidio stock registry + anonymizer (en, blank)", base), ("ours, pattern-only, 1 process", one), ("ours, pattern-only, 2 processes", two)):
+    for name, secs in (
+        ("Presidio stock registry + anonymizer (en, blank)", base),
+        ("ours, pattern-only, 1 process", one),
+        ("ours, pattern-only, 2 processes", two),
+    ):
         print(f"{name:<48}{secs:>9.2f}{len(rows) / secs:>9.1f}{base / secs:>9.2f}x")
     print(f"hits ours: {hits1} (1 process) / {hits2} (2 processes)")
     ner = model_installed("en_core_web_sm")
-    print("NER: en_core_web_sm " + ("installed; rerun with spacy_models" if ner else "not installed (not on the package index): NER figures not measured"))
+    print(
+        "NER: en_core_web_sm "
+        + (
+            "installed; rerun with spacy_models"
+            if ner
+            else "not installed (not on the package index): NER figures not measured"
+        )
+    )
 
 
 if __name__ == "__main__":

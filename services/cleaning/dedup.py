@@ -29,7 +29,9 @@ from shared.schema import content_text
 __all__ = ["DROP_REASON", "DedupFilter", "is_real_user", "row_signature", "stream_dedup"]
 
 DROP_REASON = "duplicate"
-_INJECTED = re.compile(r"<(?:system-reminder|system_reminder|context|user_info|attached_files)[ >]", re.IGNORECASE)
+_INJECTED = re.compile(
+    r"<(?:system-reminder|system_reminder|context|user_info|attached_files)[ >]", re.IGNORECASE
+)
 _SPACE = re.compile(r"\s+")
 
 
@@ -67,8 +69,10 @@ def _sig_texts(messages: Sequence[Any]) -> tuple[str, str]:
     return next(replies, ""), next(replies, "")
 
 
-def row_signature(row: Row, *, prefix_chars: int = 100, asst_chars: int = 100, normalize: bool = True) -> bytes:
-    """MD5 digest of [head/tail of the first real user text, head/tail of the first reply after it]."""
+def row_signature(
+    row: Row, *, prefix_chars: int = 100, asst_chars: int = 100, normalize: bool = True
+) -> bytes:
+    """MD5 of [head/tail of the first real user text, head/tail of the first reply after it]."""
     messages = row.get("messages")
     user, reply = _sig_texts(messages if isinstance(messages, list) else [])
     pair = [_head_tail(user, prefix_chars, normalize), _head_tail(reply, asst_chars, normalize)]
@@ -83,14 +87,21 @@ def _n_messages(row: Row) -> int:
 class DedupFilter(Step):
     """Keep one row per signature: the one with the most messages, the first seen on ties."""
 
-    def __init__(self, prefix_chars: int = 100, asst_chars: int = 100, *, normalize: bool = True) -> None:
+    def __init__(
+        self, prefix_chars: int = 100, asst_chars: int = 100, *, normalize: bool = True
+    ) -> None:
         self.prefix_chars = prefix_chars
         self.asst_chars = asst_chars
         self.normalize = normalize
 
     def signature(self, row: Row) -> bytes:
         """This filter's signature of ``row``."""
-        return row_signature(row, prefix_chars=self.prefix_chars, asst_chars=self.asst_chars, normalize=self.normalize)
+        return row_signature(
+            row,
+            prefix_chars=self.prefix_chars,
+            asst_chars=self.asst_chars,
+            normalize=self.normalize,
+        )
 
     def process(self, rows: list[Row]) -> StepOutput:
         """Kept rows in input order; dropped rows in the order they were rejected or demoted."""

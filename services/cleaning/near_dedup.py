@@ -1,4 +1,4 @@
-"""NearDedupFilter: drop rows whose conversation text is a near copy of an earlier row (MinHash LSH).
+"""NearDedupFilter: drop rows whose text is a near copy of an earlier row (MinHash LSH).
 
 An optional step after exact dedup. Text = every user and assistant message,
 whitespace collapsed and case-folded, cut to ``max_chars``; shingles are
@@ -10,6 +10,7 @@ deterministic run to run.
 from __future__ import annotations
 
 import re
+
 from datasketch import MinHash, MinHashLSH
 
 from services.cleaning.base import Row, Step, StepOutput
@@ -22,7 +23,7 @@ _SPACE = re.compile(r"\s+")
 
 
 def conversation_text(row: Row, *, max_chars: int = 4000) -> str:
-    """User and assistant texts of ``row``, normalised for whitespace and case, cut to ``max_chars``."""
+    """User and assistant texts of ``row``, whitespace and case normalised, cut to ``max_chars``."""
     messages = row.get("messages")
     parts: list[str] = []
     for message in messages if isinstance(messages, list) else []:
@@ -34,7 +35,15 @@ def conversation_text(row: Row, *, max_chars: int = 4000) -> str:
 class NearDedupFilter(Step):
     """Drop rows whose estimated Jaccard similarity to a kept row reaches ``threshold``."""
 
-    def __init__(self, threshold: float = 0.8, num_perm: int = 128, shingle_size: int = 5, *, max_chars: int = 4000, seed: int = 1) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.8,
+        num_perm: int = 128,
+        shingle_size: int = 5,
+        *,
+        max_chars: int = 4000,
+        seed: int = 1,
+    ) -> None:
         self.threshold = threshold
         self.num_perm = num_perm
         self.shingle_size = shingle_size
@@ -57,7 +66,7 @@ class NearDedupFilter(Step):
         dropped: list[Row] = []
         for pos, row in enumerate(rows):
             mh = self.minhash(conversation_text(row, max_chars=self.max_chars))
-            # LSH banding lets some pairs under the threshold through; the Jaccard estimate confirms.
+            # LSH banding lets some pairs under the threshold through; Jaccard confirms.
             if any(mh.jaccard(sketches[key]) >= self.threshold for key in lsh.query(mh)):
                 dropped.append(self.drop(row, DROP_REASON))
                 continue

@@ -40,8 +40,9 @@ from shared.errors import ValidationFailed
 __all__ = ["DEFAULT_ENTITY_STRATEGY", "PIIPresidioFilter", "PIIStats", "route_language"]
 
 _MASKED = (
-    "PHONE_NUMBER IP_ADDRESS CREDIT_CARD IBAN_CODE CRYPTO US_BANK_NUMBER US_SSN US_ITIN US_PASSPORT "
-    "US_DRIVER_LICENSE UK_NHS UK_NINO IN_AADHAAR IN_PAN AU_ABN SG_NRIC IT_FISCAL_CODE ES_NIF ES_NIE "
+    "PHONE_NUMBER IP_ADDRESS CREDIT_CARD IBAN_CODE CRYPTO US_BANK_NUMBER US_SSN US_ITIN "
+    "US_PASSPORT US_DRIVER_LICENSE UK_NHS UK_NINO IN_AADHAAR IN_PAN AU_ABN SG_NRIC "
+    "IT_FISCAL_CODE ES_NIF ES_NIE "
     "MEDICAL_LICENSE CN_ID CN_PHONE CN_LANDLINE CN_BANK JP_PHONE JP_MY_NUMBER KR_PHONE KR_RRN"
 ).split()
 #: E-mails get realistic fakes, NER entities too; every other entity is masked.
@@ -67,7 +68,7 @@ class PIIStats(BaseModel):
 
 
 def route_language(text: str, languages: Sequence[str]) -> str:
-    """``zh`` when over 15% of the characters are CJK ideographs, else ``en``; unknown → first language."""
+    """``zh`` if over 15% of the characters are CJK ideographs, else ``en``; unknown: the first."""
     han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
     guess = "zh" if text and han / len(text) > 0.15 else "en"
     return guess if guess in languages else languages[0]
@@ -105,7 +106,9 @@ class PIIPresidioFilter(Step):
         self.languages = tuple(languages)
         self.spacy_models = dict(spacy_models or {})
         self.default_strategy = _strategy(default_strategy, "default_strategy")
-        overrides = {k.upper(): _strategy(v, "entity_strategy") for k, v in (entity_strategy or {}).items()}
+        overrides = {
+            k.upper(): _strategy(v, "entity_strategy") for k, v in (entity_strategy or {}).items()
+        }
         self.strategies: dict[str, Strategy] = {**DEFAULT_ENTITY_STRATEGY, **overrides}
         self.score_threshold = score_threshold
         self.roles = frozenset(roles)
@@ -115,7 +118,9 @@ class PIIPresidioFilter(Step):
         self.record_counts = record_counts
         self.max_chars = max_chars
         self.phone_regions = tuple(phone_regions)
-        self.ignored = _ALWAYS_IGNORED - set(overrides) | (frozenset() if self.spacy_models else NER_ENTITIES)
+        self.ignored = _ALWAYS_IGNORED - set(overrides) | (
+            frozenset() if self.spacy_models else NER_ENTITIES
+        )
         self.entities = sorted(set(self.strategies) - self.ignored)
         self.stats = PIIStats()
         self._analyzer: AnalyzerEngine | None = None
@@ -146,7 +151,11 @@ class PIIPresidioFilter(Step):
     def scrub_row(self, row: Row, stats: PIIStats | None = None) -> Row:
         """A copy of ``row`` with PII rewritten in the scanned messages."""
         stats = stats if stats is not None else PIIStats(rows=1)
-        seed = self.hash_salt if self.persistent_consistency else f"{self.hash_salt}\x00{_row_seed(row)}"
+        seed = (
+            self.hash_salt
+            if self.persistent_consistency
+            else f"{self.hash_salt}\x00{_row_seed(row)}"
+        )
         counts: Counter[str] = Counter()
         messages = row.get("messages")
         out = dict(row)
@@ -172,11 +181,21 @@ class PIIPresidioFilter(Step):
         return message
 
     def _scrub_part(self, part: Any, seed: str, counts: Counter[str], stats: PIIStats) -> Any:
-        if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        ):
             return {**part, "text": self.scrub_text(part["text"], seed, counts, stats)}
         return part
 
-    def scrub_text(self, text: str, seed: str, counts: Counter[str] | None = None, stats: PIIStats | None = None) -> str:
+    def scrub_text(
+        self,
+        text: str,
+        seed: str,
+        counts: Counter[str] | None = None,
+        stats: PIIStats | None = None,
+    ) -> str:
         """``text`` with PII rewritten; only the first ``max_chars`` characters are scanned."""
         head, tail = text[: self.max_chars], text[self.max_chars :]
         if stats is not None:
@@ -198,11 +217,21 @@ class PIIPresidioFilter(Step):
             # Without consistency each message draws its own fakes.
             seed = f"{seed}\x00{time.perf_counter_ns()}"
         locale = _LOCALES.get(lang, "en_US")
-        rewritten = apply_spans(head, spans, self.strategies, default=self.default_strategy, locale=locale, seed=seed, salt=self.hash_salt)
+        rewritten = apply_spans(
+            head,
+            spans,
+            self.strategies,
+            default=self.default_strategy,
+            locale=locale,
+            seed=seed,
+            salt=self.hash_salt,
+        )
         return rewritten + tail
 
 
 def _strategy(name: str, param: str) -> Strategy:
     if name not in STRATEGIES:
-        raise ValidationFailed(f"unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}", param=param)
-    return name  # type: ignore[return-value]
+        raise ValidationFailed(
+            f"unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}", param=param
+        )
+    return name

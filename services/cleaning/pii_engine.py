@@ -55,14 +55,19 @@ def build_analyzer(
     spacy_models: Mapping[str, str] | None = None,
     phone_regions: Sequence[str] = ("US", "GB", "DE"),
 ) -> AnalyzerEngine:
-    """An analyzer for ``languages`` with every pattern recognizer, plus NER where a model is named."""
+    """An analyzer for ``languages``: every pattern recognizer, plus NER where a model is named."""
     models = dict(spacy_models or {})
     unknown = sorted(set(models) - set(languages))
     if unknown:
-        raise ValidationFailed(f"spacy_models names languages not configured: {unknown}", param="spacy_models")
-    engine = SpacyNlpEngine(models=[{"lang_code": lang, "model_name": models.get(lang, "blank")} for lang in languages])
+        raise ValidationFailed(
+            f"spacy_models names languages not configured: {unknown}", param="spacy_models"
+        )
+    engine = SpacyNlpEngine(
+        models=[{"lang_code": lang, "model_name": models.get(lang, "blank")} for lang in languages]
+    )
     # Assigning pipelines directly skips SpacyNlpEngine.load(), which would try a download.
-    engine.nlp = {lang: _load_pipeline(lang, models.get(lang)) for lang in languages}
+    pipelines = {lang: _load_pipeline(lang, models.get(lang)) for lang in languages}
+    engine.nlp = pipelines  # type: ignore[assignment]  # Presidio types it None until load()
     registry = RecognizerRegistry(supported_languages=list(languages))
     for lang in languages:
         for recognizer in pattern_recognizers(lang, phone_regions=phone_regions):
@@ -74,7 +79,9 @@ def build_analyzer(
 
 @lru_cache(maxsize=8)
 def shared_analyzer(
-    languages: tuple[str, ...], spacy_models: tuple[tuple[str, str], ...], phone_regions: tuple[str, ...]
+    languages: tuple[str, ...],
+    spacy_models: tuple[tuple[str, str], ...],
+    phone_regions: tuple[str, ...],
 ) -> AnalyzerEngine:
     """One analyzer per process and configuration (building one takes seconds)."""
     return build_analyzer(languages, spacy_models=dict(spacy_models), phone_regions=phone_regions)

@@ -58,13 +58,22 @@ def _merge(total: PIIStats, part: PIIStats) -> None:
 class PIIWorkerPool:
     """A process pool running one PII filter; use as a context manager."""
 
-    def __init__(self, step: PIIPresidioFilter, *, processes: int = 2, batch_size: int = 64, mp_context: BaseContext | None = None) -> None:
+    def __init__(
+        self,
+        step: PIIPresidioFilter,
+        *,
+        processes: int = 2,
+        batch_size: int = 64,
+        mp_context: BaseContext | None = None,
+    ) -> None:
         self.batch_size = batch_size
         self.stats = PIIStats()
-        self._executor = ProcessPoolExecutor(processes, mp_context=mp_context, initializer=_init_worker, initargs=(step,))
+        self._executor = ProcessPoolExecutor(
+            processes, mp_context=mp_context, initializer=_init_worker, initargs=(step,)
+        )
 
     def map(self, rows: Iterable[Row]) -> Iterator[Row]:
-        """Rewritten rows in input order; ``stats`` adds up the workers' figures (seconds = CPU-side sum)."""
+        """Rewritten rows in input order; ``stats`` sums the workers' figures."""
         for out, stats in self._executor.map(scrub_batch, _batches(rows, self.batch_size)):
             _merge(self.stats, stats)
             yield from out
@@ -76,5 +85,10 @@ class PIIWorkerPool:
     def __enter__(self) -> PIIWorkerPool:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()

@@ -194,7 +194,7 @@ class JpPhoneRecognizer(_Recognizer):
     CONTEXT = ["電話", "tel"]
 
     def validate_result(self, pattern_text: str) -> bool | None:
-        """Reject lengths no JP number has; a plausible one keeps its base score (KR shares the shape)."""
+        """Reject lengths no JP number has; plausible ones keep the base score (KR looks alike)."""
         digits = "".join(ch for ch in pattern_text if ch.isdigit())
         if pattern_text.startswith("+81"):
             digits = "0" + digits[2:]
@@ -241,7 +241,9 @@ class OfflineEmailRecognizer(EmailRecognizer):
     path (``//host/p?e=bob@x.org``); hits are trimmed to the text after the last such char.
     """
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None, regex_flags: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: list[str], nlp_artifacts: Any = None, regex_flags: Any = None
+    ) -> list[RecognizerResult]:
         """E-mail hits with any URL path or query prefix trimmed off the local part."""
         results = super().analyze(text, entities, nlp_artifacts, regex_flags)
         for result in results:
@@ -257,8 +259,10 @@ class OfflineEmailRecognizer(EmailRecognizer):
 class VersionAwareIpRecognizer(IpRecognizer):
     """Presidio's IP recognizer minus dotted quads that are plainly version numbers."""
 
-    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None, regex_flags: Any = None) -> list[RecognizerResult]:
-        """IP hits, skipping ``v1.2.3.4``, ``version 1.2.3.4``, ``pkg==1.2.3.4`` and 5-part versions."""
+    def analyze(
+        self, text: str, entities: list[str], nlp_artifacts: Any = None, regex_flags: Any = None
+    ) -> list[RecognizerResult]:
+        """IP hits minus ``v1.2.3.4``, ``version 1.2.3.4``, ``pkg==1.2.3.4`` and 5-part versions."""
         results = super().analyze(text, entities, nlp_artifacts, regex_flags)
         return [r for r in results if not _looks_like_version(text, r.start, r.end)]
 
@@ -275,12 +279,12 @@ def _looks_like_version(text: str, start: int, end: int) -> bool:
 class TestCardAwareCreditCardRecognizer(CreditCardRecognizer):
     """Presidio's Luhn-checked card recognizer minus the public test numbers."""
 
-    def validate_result(self, pattern_text: str) -> bool | None:
+    def validate_result(self, pattern_text: str) -> bool:
         """Luhn as Presidio does it, but well-known test numbers are not PII."""
         digits = EntityRecognizer.sanitize_value(pattern_text, self.replacement_pairs)
         if digits in TEST_CARD_NUMBERS:
             return False
-        return super().validate_result(pattern_text)
+        return bool(super().validate_result(pattern_text))
 
 
 class ValidPhoneRecognizer(PhoneRecognizer):
@@ -292,7 +296,9 @@ class ValidPhoneRecognizer(PhoneRecognizer):
     SCORE = 0.6
 
 
-def pattern_recognizers(lang: str, *, phone_regions: Sequence[str] = ("US", "GB", "DE")) -> list[EntityRecognizer]:
+def pattern_recognizers(
+    lang: str, *, phone_regions: Sequence[str] = ("US", "GB", "DE")
+) -> list[EntityRecognizer]:
     """A fresh set of every pattern recognizer, all serving ``lang``."""
     ours: list[EntityRecognizer] = [
         cls(supported_language=lang)

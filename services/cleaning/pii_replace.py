@@ -64,8 +64,8 @@ class Span:
 
 
 def resolve_spans(hits: Iterable[Span], *, threshold: float, ignored: frozenset[str]) -> list[Span]:
-    """Hits over ``threshold``, ignored types removed first, overlaps resolved greedily, left to right."""
-    # Ignored types go before overlap resolution, so an ignored URL never hides the e-mail inside it.
+    """Hits over ``threshold``, ignored types removed first, overlaps resolved greedily; sorted."""
+    # Ignored types go first, so an ignored URL never hides the e-mail inside it.
     candidates = [h for h in hits if h.score >= threshold and h.entity not in ignored]
     candidates = [h for h in candidates if h.end - h.start >= _MIN_LEN.get(h.entity, 3)]
     candidates.sort(key=lambda h: (-h.score, -(h.end - h.start), h.start))
@@ -77,15 +77,16 @@ def resolve_spans(hits: Iterable[Span], *, threshold: float, ignored: frozenset[
 
 
 def mask(text: str) -> str:
-    """Keep the first 3 and last 4 characters and star the middle; 7 characters or fewer: all stars."""
+    """Keep the first 3 and last 4 characters and star the middle; 7 or fewer: all stars."""
     if len(text) <= 7:
         return "*" * len(text)
     return text[:3] + "*" * (len(text) - 7) + text[-4:]
 
 
 def hash_token(entity: str, original: str, salt: str) -> str:
-    """``<ENTITY:12 hex chars>`` of the salted SHA-256: stable for one salt, unlinkable without it."""
-    return f"<{entity}:{hashlib.sha256((salt + original).encode('utf-8', 'surrogatepass')).hexdigest()[:12]}>"
+    """``<ENTITY:12 hex>`` of the salted SHA-256: stable for one salt, unlinkable without it."""
+    digest = hashlib.sha256((salt + original).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"<{entity}:{digest[:12]}>"
 
 
 @lru_cache(maxsize=8)
@@ -94,7 +95,9 @@ def _faker(locale: str) -> Faker:
 
 
 def _seed(seed: str, entity: str, original: str) -> int:
-    digest = hashlib.sha256(f"{seed}\x00{entity}\x00{original}".encode("utf-8", "surrogatepass")).digest()
+    digest = hashlib.sha256(
+        f"{seed}\x00{entity}\x00{original}".encode("utf-8", "surrogatepass")
+    ).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -109,7 +112,9 @@ def fake_value(entity: str, original: str, *, locale: str, seed: str) -> str:
     return faker.bothify("?#" * (width // 2) + "?" * (width % 2)).upper()
 
 
-def _replacement(span: Span, original: str, strategy: Strategy, *, locale: str, seed: str, salt: str) -> str:
+def _replacement(
+    span: Span, original: str, strategy: Strategy, *, locale: str, seed: str, salt: str
+) -> str:
     if strategy == "mask":
         return mask(original)
     if strategy == "redact":
@@ -129,7 +134,7 @@ def apply_spans(
     seed: str,
     salt: str,
 ) -> str:
-    """``text`` with every span rewritten by its entity's strategy (spans sorted, non-overlapping)."""
+    """``text`` with every span rewritten by its entity's strategy (spans sorted, disjoint)."""
     pieces: list[str] = []
     cursor = 0
     for span in spans:

@@ -58,15 +58,18 @@ class SqliteSignatureStore:
         self._db = sqlite3.connect(str(path))
         self._db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
-            "CREATE TABLE IF NOT EXISTS dedup_signature (sig BLOB PRIMARY KEY, n INTEGER NOT NULL, pos INTEGER NOT NULL) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS dedup_signature (sig BLOB PRIMARY KEY,"
+            " n INTEGER NOT NULL, pos INTEGER NOT NULL) WITHOUT ROWID;"
         )
 
     def add(self, batch: Iterable[SignatureEntry]) -> None:
         """Upsert entries, keeping the better (count, position) per signature."""
         self._db.executemany(
-            "INSERT INTO dedup_signature (sig, n, pos) VALUES (?, ?, ?) ON CONFLICT(sig) DO UPDATE SET"
+            "INSERT INTO dedup_signature (sig, n, pos) VALUES (?, ?, ?)"
+            " ON CONFLICT(sig) DO UPDATE SET"
             " n = excluded.n, pos = excluded.pos"
-            " WHERE excluded.n > dedup_signature.n OR (excluded.n = dedup_signature.n AND excluded.pos < dedup_signature.pos)",
+            " WHERE excluded.n > dedup_signature.n"
+            " OR (excluded.n = dedup_signature.n AND excluded.pos < dedup_signature.pos)",
             batch,
         )
         self._db.commit()

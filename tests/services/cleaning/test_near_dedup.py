@@ -7,6 +7,10 @@ from typing import Any
 
 from services.cleaning.near_dedup import NearDedupFilter, conversation_text
 
+_WEATHER = (
+    "今天北京天气晴朗，最高温度二十五度，最低温度十五度，空气质量良好，适合户外活动，记得多喝水"
+)
+
 
 def _edited(row: dict[str, Any], i: int) -> dict[str, Any]:
     out = copy.deepcopy(row)
@@ -30,9 +34,33 @@ def test_finds_edited_copies_of_real_rows(real_rows: list[dict[str, Any]]) -> No
 
 def test_distinct_rows_kept_and_deterministic() -> None:
     rows = [
-        {"id": 1, "messages": [{"role": "user", "content": "How do I sort a list in Python?"}, {"role": "assistant", "content": "Use sorted()."}]},
-        {"id": 2, "messages": [{"role": "user", "content": "今天北京的天气怎么样？"}, {"role": "assistant", "content": "今天北京天气晴朗，最高温度二十五度，最低温度十五度，空气质量良好，适合户外活动，记得多喝水。"}]},
-        {"id": 3, "messages": [{"role": "user", "content": "今天北京的天气怎么样？？"}, {"role": "assistant", "content": "今天北京天气晴朗，最高温度二十五度，最低温度十五度，空气质量良好，适合户外活动，记得多喝水！"}]},
+        {
+            "id": 1,
+            "messages": [
+                {"role": "user", "content": "How do I sort a list in Python?"},
+                {"role": "assistant", "content": "Use sorted()."},
+            ],
+        },
+        {
+            "id": 2,
+            "messages": [
+                {"role": "user", "content": "今天北京的天气怎么样？"},
+                {
+                    "role": "assistant",
+                    "content": _WEATHER + "。",
+                },
+            ],
+        },
+        {
+            "id": 3,
+            "messages": [
+                {"role": "user", "content": "今天北京的天气怎么样？？"},
+                {
+                    "role": "assistant",
+                    "content": _WEATHER + "！",
+                },
+            ],
+        },
     ]
     first = NearDedupFilter(threshold=0.7)(rows)
     second = NearDedupFilter(threshold=0.7)(rows)
@@ -41,6 +69,13 @@ def test_distinct_rows_kept_and_deterministic() -> None:
 
 
 def test_conversation_text_normalises_and_caps() -> None:
-    row = {"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "A  B\n"}, {"role": "tool", "content": "T"}, {"role": "assistant", "content": "C"}]}
+    row = {
+        "messages": [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": "A  B\n"},
+            {"role": "tool", "content": "T"},
+            {"role": "assistant", "content": "C"},
+        ]
+    }
     assert conversation_text(row) == "a b c"
     assert conversation_text(row, max_chars=3) == "a b"

@@ -1,4 +1,4 @@
-"""PIIPresidioFilter on real Presidio: every recognizer, false positives, consistency, caps, no drops."""
+"""PIIPresidioFilter on real Presidio: recognizers, false positives, consistency, caps, no drops."""
 
 from __future__ import annotations
 
@@ -47,7 +47,9 @@ def _scrub(step: PIIPresidioFilter, text: str, role: str = "user", rid: Any = "r
         ("write to alice.smith@acme-corp.com", "alice.smith@acme-corp.com", "EMAIL_ADDRESS"),
     ],
 )
-def test_each_recognizer_rewrites_its_entity(pii: PIIPresidioFilter, text: str, secret: str, entity: str) -> None:
+def test_each_recognizer_rewrites_its_entity(
+    pii: PIIPresidioFilter, text: str, secret: str, entity: str
+) -> None:
     kept, _ = pii([{"id": 1, "messages": [{"role": "user", "content": text}]}])
     assert secret not in kept[0]["messages"][0]["content"]
     assert kept[0]["_pii_hits"].get(entity) == 1
@@ -82,7 +84,10 @@ def test_mask_format_keeps_ends(pii: PIIPresidioFilter) -> None:
 
 
 def test_same_value_same_fake_within_row_and_differs_across_rows(pii: PIIPresidioFilter) -> None:
-    msgs = [{"role": "user", "content": "I am jo.doe@corp.io"}, {"role": "assistant", "content": "Noted, jo.doe@corp.io!"}]
+    msgs = [
+        {"role": "user", "content": "I am jo.doe@corp.io"},
+        {"role": "assistant", "content": "Noted, jo.doe@corp.io!"},
+    ]
     rows = [{"id": "a", "messages": msgs}, {"id": "b", "messages": copy.deepcopy(msgs)}]
     kept, _ = pii(rows)
     fake_a1 = kept[0]["messages"][0]["content"].removeprefix("I am ")
@@ -95,9 +100,16 @@ def test_same_value_same_fake_within_row_and_differs_across_rows(pii: PIIPresidi
 
 def test_persistent_consistency_shares_fakes_across_rows() -> None:
     step = PIIPresidioFilter(persistent_consistency=True, hash_salt="s")
-    rows = [{"id": i, "messages": [{"role": "user", "content": "mail jo.doe@corp.io"}]} for i in range(2)]
+    rows = [
+        {"id": i, "messages": [{"role": "user", "content": "mail jo.doe@corp.io"}]}
+        for i in range(2)
+    ]
     kept, _ = step(rows)
-    assert kept[0]["messages"][0]["content"] == kept[1]["messages"][0]["content"] != "mail jo.doe@corp.io"
+    assert (
+        kept[0]["messages"][0]["content"]
+        == kept[1]["messages"][0]["content"]
+        != "mail jo.doe@corp.io"
+    )
 
 
 def test_tool_messages_skipped_by_default_and_roles_configurable(pii: PIIPresidioFilter) -> None:
@@ -132,13 +144,25 @@ def test_size_cap_scans_the_head_only() -> None:
 
 
 def test_list_content_text_parts_scanned(pii: PIIPresidioFilter) -> None:
-    row = {"messages": [{"role": "user", "content": [{"type": "text", "text": "手机13800138000"}, {"type": "image_url", "image_url": {"url": "x"}}]}]}
+    row = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "手机13800138000"},
+                    {"type": "image_url", "image_url": {"url": "x"}},
+                ],
+            }
+        ]
+    }
     kept, _ = pii([row])
     parts = kept[0]["messages"][0]["content"]
     assert parts[0]["text"] == "手机138****8000" and parts[1] == row["messages"][0]["content"][1]
 
 
-def test_real_rows_never_dropped_never_mutated(pii: PIIPresidioFilter, real_rows: list[dict[str, Any]]) -> None:
+def test_real_rows_never_dropped_never_mutated(
+    pii: PIIPresidioFilter, real_rows: list[dict[str, Any]]
+) -> None:
     rows = real_rows[:80]
     before = copy.deepcopy(rows)
     kept, dropped = pii(rows)
@@ -149,7 +173,9 @@ def test_real_rows_never_dropped_never_mutated(pii: PIIPresidioFilter, real_rows
 
 
 def test_record_counts_removes_stale_hits(pii: PIIPresidioFilter) -> None:
-    kept, _ = pii([{"messages": [{"role": "user", "content": "nothing here"}], "_pii_hits": {"X": 1}}])
+    kept, _ = pii(
+        [{"messages": [{"role": "user", "content": "nothing here"}], "_pii_hits": {"X": 1}}]
+    )
     assert "_pii_hits" not in kept[0]
 
 
@@ -166,5 +192,12 @@ def test_first_call_is_fast_offline() -> None:
         "s([{'messages': [{'role': 'user', 'content': 'mail a.b@example.co.uk'}]}])\n"
         "print(time.perf_counter() - t)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert float(proc.stdout.strip().splitlines()[-1]) < 1.0

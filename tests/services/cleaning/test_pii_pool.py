@@ -14,7 +14,9 @@ from shared.errors import ServiceUnavailable
 
 def test_pool_matches_in_process_on_real_rows(real_rows: list[dict[str, Any]]) -> None:
     step = PIIPresidioFilter(record_counts=True)
-    rows = real_rows[:60] + [{"id": "pii", "messages": [{"role": "user", "content": "手机13800138000 mail jo@corp.io"}]}]
+    rows = real_rows[:60] + [
+        {"id": "pii", "messages": [{"role": "user", "content": "手机13800138000 mail jo@corp.io"}]}
+    ]
     expected, _ = step(rows)
     with PIIWorkerPool(step, processes=2, batch_size=16) as pool:
         got = list(pool.map(rows))

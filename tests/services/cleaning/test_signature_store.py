@@ -7,7 +7,7 @@ from pathlib import Path
 from services.cleaning.signature_store import MemorySignatureStore, SqliteSignatureStore
 
 
-def test_ties_go_to_lowest_position_whatever_the_batch_order_go_to_lowest_position_whatever_the_batch_order(tmp_path: Path) -> None:
+def test_ties_go_to_lowest_position_whatever_the_batch_order(tmp_path: Path) -> None:
     store = SqliteSignatureStore(tmp_path / "s.db")
     store.add([(b"s", 3, 9), (b"t", 1, 4)])
     store.add([(b"s", 3, 2), (b"s", 2, 0), (b"t", 2, 8)])
