@@ -16,8 +16,9 @@ tool messages skipped, ``record_counts=False``). Differences, on purpose:
 
 To enable NER: install a spaCy model wheel (``pip install en_core_web_sm-3.8.0-py3-none-any.whl``;
 official wheels come from the spaCy models release page, not PyPI) and pass
-``spacy_models={"en": "en_core_web_sm"}`` (the service reads it from the
-``TRAJFORGE_PII_SPACY_MODELS`` setting, e.g. ``en=en_core_web_sm``).
+``spacy_models={"en": "en_core_web_sm"}``. In the service that mapping comes
+from the setting ``pii_spacy_models`` (``TRAJFORGE_PII_SPACY_MODELS=en=en_core_web_sm``,
+read with ``pii_engine.parse_spacy_models``).
 """
 
 from __future__ import annotations
@@ -189,6 +190,17 @@ class PIIPresidioFilter(Step):
             return {**part, "text": self.scrub_text(part["text"], seed, counts, stats)}
         return part
 
+    def find_spans(self, text: str) -> tuple[str, list[Span]]:
+        """The routed language of ``text`` and its accepted PII spans, in order."""
+        lang = route_language(text, self.languages)
+        hits = self.analyzer.analyze(text, language=lang, entities=self.entities)
+        spans = resolve_spans(
+            (Span(h.entity_type, h.start, h.end, h.score) for h in hits),
+            threshold=self.score_threshold,
+            ignored=self.ignored,
+        )
+        return lang, spans
+
     def scrub_text(
         self,
         text: str,
@@ -204,13 +216,7 @@ class PIIPresidioFilter(Step):
             stats.messages_capped += bool(tail)
         if not head.strip():
             return text
-        lang = route_language(head, self.languages)
-        hits = self.analyzer.analyze(head, language=lang, entities=self.entities)
-        spans = resolve_spans(
-            (Span(h.entity_type, h.start, h.end, h.score) for h in hits),
-            threshold=self.score_threshold,
-            ignored=self.ignored,
-        )
+        lang, spans = self.find_spans(head)
         if counts is not None:
             counts.update(s.entity for s in spans)
         if not self.consistency:

@@ -23,7 +23,13 @@ from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 from services.cleaning.pii_recognizers import pattern_recognizers
 from shared.errors import ValidationFailed
 
-__all__ = ["NER_ENTITIES", "build_analyzer", "shared_analyzer", "model_installed"]
+__all__ = [
+    "NER_ENTITIES",
+    "build_analyzer",
+    "model_installed",
+    "parse_spacy_models",
+    "shared_analyzer",
+]
 
 #: Entities only a statistical NER model can find.
 NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})
@@ -35,6 +41,14 @@ _UNUSED_PIPES = ("parser", "attribute_ruler", "lemmatizer", "tagger", "morpholog
 def model_installed(name: str) -> bool:
     """True if the spaCy model package ``name`` can be imported here."""
     return find_spec(name) is not None
+
+
+def parse_spacy_models(value: str) -> dict[str, str]:
+    """``"en=en_core_web_sm,zh=zh_core_web_sm"`` as a language → model mapping (blank: none)."""
+    pairs = [item.strip() for item in value.split(",") if item.strip()]
+    if any(item.count("=") != 1 for item in pairs):
+        raise ValidationFailed(f"spaCy models must read lang=model[,lang=model]: {value!r}")
+    return {lang.strip(): model.strip() for lang, model in (item.split("=") for item in pairs)}
 
 
 def _load_pipeline(lang: str, model: str | None) -> spacy.language.Language:

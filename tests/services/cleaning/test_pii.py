@@ -201,3 +201,19 @@ def test_first_call_is_fast_offline() -> None:
         check=True,
     )
     assert float(proc.stdout.strip().splitlines()[-1]) < 1.0
+
+
+def test_without_consistency_each_message_draws_its_own_fake() -> None:
+    step = PIIPresidioFilter(consistency=False)
+    msgs = [
+        {"role": "user", "content": "jo.doe@corp.io"},
+        {"role": "user", "content": "jo.doe@corp.io"},
+    ]
+    kept, _ = step([{"id": 1, "messages": msgs}])
+    assert kept[0]["messages"][0]["content"] != kept[0]["messages"][1]["content"]
+
+
+def test_find_spans_reports_language_and_ordered_spans(pii: PIIPresidioFilter) -> None:
+    lang, spans = pii.find_spans("手机13800138000，邮箱 li@qq.com")
+    assert lang == "zh"
+    assert [s.entity for s in spans] == ["CN_PHONE", "EMAIL_ADDRESS"]
