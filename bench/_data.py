@@ -1,4 +1,4 @@
-"""Shared helpers for benchmarks: where the real data lives and how to read it."""
+"""Benchmark data: where the real rows live and how to read them."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ need an installed spaCy model and are reported as unavailable when none is.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
@@ -56,6 +57,9 @@ def presidio_stock(rows: list[dict[str, Any]], max_chars: int) -> float:
     registry.load_predefined_recognizers(languages=["en"])
     analyzer, anonymizer = AnalyzerEngine(registry=registry, nlp_engine=engine), AnonymizerEngine()
     t0 = time.perf_counter()
+    analyzer.analyze("mail a.b@example.co.uk", language="en")
+    print(f"first e-mail analysis, Presidio stock: {time.perf_counter() - t0:.3f} s")
+    t0 = time.perf_counter()
     for text in _texts(rows, max_chars):
         anonymizer.anonymize(text, analyzer.analyze(text, language="en"))
     return time.perf_counter() - t0
@@ -66,6 +70,9 @@ def ours(rows: list[dict[str, Any]], processes: int) -> tuple[float, int]:
     step = PIIPresidioFilter(record_counts=True)
     if processes == 1:
         _ = step.analyzer
+        t0 = time.perf_counter()
+        step([{"messages": [{"role": "user", "content": "mail a.b@example.co.uk"}]}])
+        print(f"first e-mail analysis, ours: {time.perf_counter() - t0:.3f} s")
         t0 = time.perf_counter()
         step(rows)
         return time.perf_counter() - t0, sum(step.stats.hits.values())
@@ -84,6 +91,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=400)
     args = ap.parse_args()
+    # The stock e-mail recognizer logs a traceback when its suffix-list fetch fails offline.
+    logging.getLogger("tldextract").setLevel(logging.CRITICAL)
     rows = sample_rows(args.rows)
     chars = sum(len(t) for t in _texts(rows, 20_000))
     base = presidio_stock(rows, 20_000)
