@@ -11,10 +11,27 @@ import orjson
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def _main_checkout(root: Path) -> Path:
+    # In a linked worktree ".git" is a file naming <main>/.git/worktrees/<name>.
+    marker = root / ".git"
+    if marker.is_file():
+        gitdir = Path(marker.read_text().split(":", 1)[1].strip())
+        return gitdir.parents[2]
+    return root
+
+
 def shared_data_dir() -> Path:
     """The shared data folder beside the repository, or ``TRAJFORGE_SHARED_DATA_DIR``."""
     override = os.environ.get("TRAJFORGE_SHARED_DATA_DIR")
-    return Path(override) if override else REPO_ROOT.parent / "shared" / "data"
+    if override:
+        return Path(override)
+    for root in (REPO_ROOT, _main_checkout(REPO_ROOT)):
+        candidate = root.parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    raise RuntimeError(
+        "shared data folder not found beside the repository; set TRAJFORGE_SHARED_DATA_DIR"
+    )
 
 
 def load_all_rows() -> list[dict[str, Any]]:
