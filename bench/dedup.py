@@ -1,0 +1,168 @@
+"""Global dedup of 1,000,000 rows, in memory and two-pass streaming (SQLite), vs the reference way.
+
+Rows are real rows from the shared data folder replicated with variations:
+new ids, whitespace and case changes in the first user turn (duplicates after
+normalisation), small edits (new signatures) and appended turns (longer rows
+that must win). Each mode runs in its own process so peak RSS is its own.
+
+    python bench/dedup.py [--rows 1000000] [--baseline-rows 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._data import load_all_rows  # noqa: E402
+from services.cleaning.dedup import DedupFilter, stream_dedup  # noqa: E402
+from services.cleaning.signature_store import SqliteSignatureStore  # noqa: E402
+
+_EXTRA_TURN = {"role": "user", "content": "Thanks, one more question."}
+
+
+def _vary_user(messages: list[Any], how: int, i: int) -> list[Any]:
+    out = list(messages)
+    for j, m in enumerate(out):
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            text = m["content"]
+            text = {
+                1: "  " + text.replace(" ", "   ", 3) + "\n",
+                2: text.upper(),
+                3: f"{text} (v{i})",
+            }[how]
+            out[j] = {**m, "content": text}
+            break
+    return out
+
+
+def variants(base: list[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
+    """``n`` rows: base rows cycled, each lap with another kind of variation."""
+    for i in range(n):
+        row = base[i % len(base)]
+        kind = (i // len(base)) % 6
+        messages = row.get("messages") or []
+        if kind in (1, 2, 3):
+            messages = _vary_user(messages, kind, i)
+        elif kind == 4:
+            messages = [*messages, _EXTRA_TURN]
+        yield {**row, "id": f"{row.get('id')}#{i}", "messages": messages}
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_mode(mode: str, n: int) -> dict[str, float]:
+    """Run one mode in this process; returns seconds, kept and peak RSS."""
+    base = load_all_rows()
+    start_rss = _peak_mib()
+    t0 = time.perf_counter()
+    if mode == "memory":
+        kept, _ = DedupFilter()(list(variants(base, n)))
+        n_kept = len(kept)
+    elif mode == "stream":
+        with tempfile.TemporaryDirectory() as tmp:
+            store = SqliteSignatureStore(Path(tmp) / "sig.db")
+            n_kept = sum(
+                ok for ok, _ in stream_dedup(lambda: variants(base, n), store, batch_size=50_000)
+            )
+            store.close()
+    elif mode == "generate":
+        n_kept = sum(1 for _ in variants(base, n))
+    else:
+        n_kept = _reference_style(list(variants(base, n)))
+    return {
+        "seconds": time.perf_counter() - t0,
+        "kept": n_kept,
+        "peak_mib": _peak_mib(),
+        "base_mib": start_rss,
+    }
+
+
+def _reference_style(rows: list[dict[str, Any]]) -> int:
+    # The reference's per-row work: stdlib JSON + MD5 of the signature pair and of all messages.
+    winners: dict[str, tuple[str, int]] = {}
+    for row in rows:
+        msgs = row["messages"]
+        users = [m for m in msgs if m.get("role") == "user" and (m.get("content") or "").strip()]
+        asst = [
+            m for m in msgs if m.get("role") == "assistant" and (m.get("content") or "").strip()
+        ]
+        pair = [
+            (users[0]["content"].strip() if users else "")[:200],
+            (asst[0]["content"].strip() if asst else "")[:200],
+        ]
+        sig = hashlib.md5(json.dumps(pair, ensure_ascii=False).encode()).hexdigest()
+        full = hashlib.md5(
+            json.dumps(msgs, sort_keys=True, ensure_ascii=False).encode()
+        ).hexdigest()
+        cur = winners.get(sig)
+        if cur is None or (cur[0] != full and len(msgs) > cur[1]):
+            winners[sig] = (full, len(msgs))
+    return len(winners)
+
+
+def _child(mode: str, n: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, "--rows", str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    """Parse arguments, run each mode in a child process, print the table."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--baseline-rows", type=int, default=100_000)
+    ap.add_argument("--child", default="")
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(run_mode(args.child, args.rows)))
+        return
+    results = {m: _child(m, args.rows) for m in ("generate", "memory", "stream")}
+    small = {m: _child(m, args.baseline_rows) for m in ("memory", "reference")}
+    _report(args.rows, results, args.baseline_rows, small)
+
+
+def _report(
+    n: int, res: dict[str, dict[str, float]], nb: int, small: dict[str, dict[str, float]]
+) -> None:
+    print(f"global dedup, {n:,} rows (real rows x variations); targets: < 60 s, < 2048 MiB peak")
+    print(f"{'mode':<22}{'seconds':>9}{'rows/s':>12}{'kept':>10}{'peak MiB':>10}")
+    for mode in ("generate", "memory", "stream"):
+        r = res[mode]
+        print(
+            f"{mode:<22}{r['seconds']:>9.1f}{n / r['seconds']:>12,.0f}"
+            f"{int(r['kept']):>10,}{r['peak_mib']:>10,.0f}"
+        )
+    dedup_mem = res["memory"]["seconds"] - res["generate"]["seconds"]
+    print(
+        f"stream / memory time ratio: {res['stream']['seconds'] / res['memory']['seconds']:.2f}; "
+        f"stream / memory peak ratio: {res['stream']['peak_mib'] / res['memory']['peak_mib']:.2f}; "
+        f"dedup-only time in memory mode (minus generation): {dedup_mem:.1f} s"
+    )
+    ours, ref = small["memory"], small["reference"]
+    print(
+        f"baseline at {nb:,} rows: ours {nb / ours['seconds']:,.0f} rows/s"
+        f" vs reference-style {nb / ref['seconds']:,.0f} rows/s"
+        f" (speed-up x{ref['seconds'] / ours['seconds']:.2f});"
+        f" kept ours {int(ours['kept']):,} vs reference-style {int(ref['kept']):,}"
+    )
+
+
+if __name__ == "__main__":
+    main()
