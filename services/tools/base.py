@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -70,11 +70,12 @@ class Tool(ABC):
 class BaseTool(Tool):
     """A tool with a JSON Schema for its arguments. Override ``execute``."""
 
-    function_name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    # Plain class attributes: subclasses set them on the class, HTTP tools per instance.
+    function_name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
     # Output fields shown to the model when ``execute`` returns a mapping; empty = all.
-    key_fields: ClassVar[tuple[str, ...]] = ()
+    key_fields: tuple[str, ...] = ()
     max_output_chars: int = 8000
 
     def get_schema(self) -> ToolInfo:

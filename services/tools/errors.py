@@ -1,7 +1,6 @@
 """Tool-service errors, derived from the shared tree in ``shared.errors``.
 
     ToolExecutionError (tool_error)
-    ├── ToolNotFound (tool_not_found)
     ├── ToolArgumentsInvalid (invalid_arguments)
     └── SandboxError (sandbox_error)
         ├── UnsafeResultFile (unsafe_file)
@@ -17,17 +16,8 @@ from shared.errors import SandboxError, ToolExecutionError
 __all__ = [
     "SandboxUnavailable",
     "ToolArgumentsInvalid",
-    "ToolNotFound",
     "UnsafeResultFile",
 ]
-
-
-class ToolNotFound(ToolExecutionError):
-    """The tool call names a tool that is not registered."""
-
-    status_code = 404
-    code = "tool_not_found"
-    title = "Tool not found"
 
 
 class ToolArgumentsInvalid(ToolExecutionError):
