@@ -35,12 +35,14 @@ def clamp_timeout(value: float | None, *, default: float) -> float:
 def apply_rlimits(limits: SandboxLimits) -> None:
     """Set the rlimits in the calling (freshly forked) process; inherited by the sandbox."""
     pairs = {
-        resource.RLIMIT_CPU: limits.cpu_s,
-        resource.RLIMIT_AS: limits.memory_bytes,
-        resource.RLIMIT_NPROC: limits.max_processes,
-        resource.RLIMIT_FSIZE: limits.file_size_bytes,
-        resource.RLIMIT_NOFILE: limits.open_files,
-        resource.RLIMIT_CORE: 0,
+        # The hard CPU limit one second later, so the soft one delivers SIGXCPU
+        # (reported as cpu_limit) before the kernel's SIGKILL.
+        resource.RLIMIT_CPU: (limits.cpu_s, limits.cpu_s + 1),
+        resource.RLIMIT_AS: (limits.memory_bytes, limits.memory_bytes),
+        resource.RLIMIT_NPROC: (limits.max_processes, limits.max_processes),
+        resource.RLIMIT_FSIZE: (limits.file_size_bytes, limits.file_size_bytes),
+        resource.RLIMIT_NOFILE: (limits.open_files, limits.open_files),
+        resource.RLIMIT_CORE: (0, 0),
     }
-    for which, value in pairs.items():
-        resource.setrlimit(which, (value, value))
+    for which, (soft, hard) in pairs.items():
+        resource.setrlimit(which, (soft, hard))

@@ -110,7 +110,9 @@ async def _supervise(
     return timed_out
 
 
-async def run_limited(argv: list[str], *, limits: SandboxLimits, timeout_s: float) -> ExecutionResult:
+async def run_limited(
+    argv: list[str], *, limits: SandboxLimits, timeout_s: float, env: dict[str, str] | None = None
+) -> ExecutionResult:
     """Run ``argv`` in a new session under ``limits``; never raises for what the program does."""
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -119,6 +121,7 @@ async def run_limited(argv: list[str], *, limits: SandboxLimits, timeout_s: floa
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
+        env=env,
         preexec_fn=lambda: apply_rlimits(limits),
     )
     overflow = asyncio.Event()

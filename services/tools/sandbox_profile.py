@@ -19,7 +19,16 @@ from typing import Literal
 from services.tools.errors import SandboxError
 from services.tools.sandbox_limits import SandboxLimits
 
-__all__ = ["CODE_DIR", "LANGUAGES", "WORK_DIR", "Language", "bwrap_path", "program_argv", "sandbox_argv"]
+__all__ = [
+    "CODE_DIR",
+    "HOST_ENV",
+    "LANGUAGES",
+    "WORK_DIR",
+    "Language",
+    "bwrap_path",
+    "program_argv",
+    "sandbox_argv",
+]
 
 Language = Literal["python", "bash"]
 LANGUAGES: tuple[str, ...] = ("python", "bash")
@@ -29,6 +38,9 @@ _PROGRAMS: dict[str, tuple[str, str]] = {
     "python": ("main.py", "/usr/bin/python3 -I"),
     "bash": ("main.sh", "/usr/bin/bash --noprofile --norc"),
 }
+# Environment of setpriv/bwrap themselves: bwrap stays pid 1 inside the sandbox,
+# so its /proc/1/environ is readable there and must hold nothing of the service.
+HOST_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORK_DIR, "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 
 
@@ -68,7 +80,8 @@ def _mounts(work_dir: Path, code_dir: Path, limits: SandboxLimits) -> list[str]:
         args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     args += ["--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     args += ["--bind", str(work_dir), WORK_DIR, "--ro-bind", str(code_dir), CODE_DIR]
-    return args
+    # Last, so the sandbox root itself (a bwrap tmpfs) cannot be written either.
+    return [*args, "--remount-ro", "/"]
 
 
 def sandbox_argv(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import subprocess
 from pathlib import Path
 
 from services.tools.errors import SandboxError
@@ -10,7 +11,7 @@ from services.tools.results import ExecutionResult
 from services.tools.sandbox_files import read_nofollow, recreate_dir, write_private
 from services.tools.sandbox_limits import SandboxLimits, clamp_timeout
 from services.tools.sandbox_process import run_limited
-from services.tools.sandbox_profile import program_argv, sandbox_argv
+from services.tools.sandbox_profile import HOST_ENV, program_argv, sandbox_argv
 from services.tools.sandbox_reaper import wait_uid_empty
 from services.tools.sandbox_uids import UidLease
 
@@ -47,7 +48,11 @@ class SandboxSlot:
             language=language, limits=self.limits,
         )
         timeout = clamp_timeout(timeout_s, default=self.limits.timeout_s)
-        result = await run_limited(argv, limits=self.limits, timeout_s=timeout)
+        try:
+            result = await run_limited(argv, limits=self.limits, timeout_s=timeout, env=HOST_ENV)
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.broken = True  # the sandbox could not even be spawned
+            return ExecutionResult(status="sandbox_error", stderr=f"sandbox failed to start: {exc}")
         if result.exit_code == 1 and result.stderr.startswith("bwrap:"):
             # bwrap itself could not build the sandbox: the slot is unusable.
             self.broken = True
