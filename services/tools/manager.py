@@ -108,8 +108,6 @@ class ToolManager:
         return len(self._tools)
 
     def _resolve(self, tool_call: Any) -> tuple[Tool, str, Any]:
-        if isinstance(tool_call, BaseModel):
-            tool_call = tool_call.model_dump()
         if not isinstance(tool_call, dict):
             raise _BadCall("invalid_call", f"tool_call must be an object, got {type(tool_call).__name__}")
         function = tool_call.get("function")
@@ -127,6 +125,8 @@ class ToolManager:
     async def call_structured(self, tool_call: Any) -> ToolResult:
         """Dispatch one OpenAI tool call; the outcome (never an exception) with kind and latency."""
         start = time.perf_counter()
+        if isinstance(tool_call, BaseModel):
+            tool_call = tool_call.model_dump()
         call_id = str(tool_call.get("id") or "") if isinstance(tool_call, dict) else ""
         name = ""
         try:
