@@ -80,12 +80,16 @@ async def main(runs: int, concurrency: int) -> None:
         ours_tp = await _throughput(sandboxed, runs, concurrency)
         base_tp = await _throughput(plain, runs, concurrency)
     print(f"runs={runs} concurrency={concurrency}  columns: sandboxed | plain subprocess | ratio")
-    print(f"{'warm acquire p50':<28}{statistics.median(acquire) * 1000:>12.3f} ms   (target < 2 ms)")
+    print(
+        f"{'warm acquire p50':<28}{statistics.median(acquire) * 1000:>12.3f} ms   (target < 2 ms)"
+    )
     print(f"{'release+reset p50':<28}{statistics.median(release) * 1000:>12.3f} ms")
     _row("trivial python p50", statistics.median(ours), statistics.median(base))
     _row("trivial python p99", _pct(ours, 0.99), _pct(base, 0.99))
     _row("executions/s", ours_tp, base_tp, unit="/s")
-    print(f"isolation overhead (p50 ratio): {statistics.median(ours) / statistics.median(base):.2f}x")
+    print(
+        f"isolation overhead (p50 ratio): {statistics.median(ours) / statistics.median(base):.2f}x"
+    )
 
 
 if __name__ == "__main__":

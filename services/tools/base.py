@@ -31,7 +31,7 @@ def truncate_middle(text: str, max_chars: int) -> str:
         return text
     cut = len(text) - max_chars
     head = max_chars // 2
-    return f"{text[:head]}\n...[{cut} chars truncated]...\n{text[len(text) - (max_chars - head):]}"
+    return f"{text[:head]}\n...[{cut} chars truncated]...\n{text[len(text) - (max_chars - head) :]}"
 
 
 class ToolOutput(BaseModel):
@@ -80,7 +80,9 @@ class BaseTool(Tool):
 
     def get_schema(self) -> ToolInfo:
         """The OpenAI schema built from ``function_name``, ``description`` and ``parameters``."""
-        spec = FunctionSpec(name=self.function_name, description=self.description, parameters=self.parameters)
+        spec = FunctionSpec(
+            name=self.function_name, description=self.description, parameters=self.parameters
+        )
         return ToolInfo(function=spec)
 
     def tool_info(self) -> ToolInfo:
@@ -92,7 +94,9 @@ class BaseTool(Tool):
         error = best_match(Draft202012Validator(self.parameters).iter_errors(arguments))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise ToolArgumentsInvalid(f"arguments invalid at {where}: {error.message}", param=where)
+            raise ToolArgumentsInvalid(
+                f"arguments invalid at {where}: {error.message}", param=where
+            )
         if not isinstance(arguments, dict):
             raise ToolArgumentsInvalid("arguments must be a JSON object")
         return arguments

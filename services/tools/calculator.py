@@ -18,16 +18,37 @@ _MAX_CHARS = 1000
 _MAX_EXPONENT = 10_000
 _MAX_INT_BITS = 100_000
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
-_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": abs, "round": round, "min": min, "max": max, "sqrt": math.sqrt, "exp": math.exp,
-    "log": math.log, "log10": math.log10, "log2": math.log2, "sin": math.sin, "cos": math.cos,
-    "tan": math.tan, "asin": math.asin, "acos": math.acos, "atan": math.atan, "floor": math.floor,
-    "ceil": math.ceil, "factorial": math.factorial,
+    "abs": abs,
+    "round": round,
+    "min": min,
+    "max": max,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "log": math.log,
+    "log10": math.log10,
+    "log2": math.log2,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "asin": math.asin,
+    "acos": math.acos,
+    "atan": math.atan,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "factorial": math.factorial,
 }
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 
@@ -36,14 +57,20 @@ def _power(base: Number, exponent: Number) -> Number:
     # A huge integer power would hang the service; refuse it up front.
     if abs(exponent) > _MAX_EXPONENT:
         raise ToolArgumentsInvalid(f"exponent {exponent} is too large (limit {_MAX_EXPONENT})")
-    if isinstance(base, int) and isinstance(exponent, int) and base.bit_length() * exponent > _MAX_INT_BITS:
+    if (
+        isinstance(base, int)
+        and isinstance(exponent, int)
+        and base.bit_length() * exponent > _MAX_INT_BITS
+    ):
         raise ToolArgumentsInvalid("integer power result is too large")
     return operator.pow(base, exponent)
 
 
 def _call(node: ast.Call) -> Number:
     if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS or node.keywords:
-        raise ToolArgumentsInvalid(f"unsupported function; allowed: {', '.join(sorted(_FUNCTIONS))}")
+        raise ToolArgumentsInvalid(
+            f"unsupported function; allowed: {', '.join(sorted(_FUNCTIONS))}"
+        )
     args = [_eval(arg) for arg in node.args]
     if node.func.id == "factorial" and args and args[0] > 1000:
         raise ToolArgumentsInvalid("factorial argument is too large (limit 1000)")

@@ -38,7 +38,9 @@ class CodeTool(BaseTool):
         result = await self.pool.execute(
             arguments["code"], language=self.language, timeout_s=arguments.get("timeout_s")
         )
-        return ToolOutput(value=self.render(result), error_kind=None if result.ok else result.status)
+        return ToolOutput(
+            value=self.render(result), error_kind=None if result.ok else result.status
+        )
 
     def render(self, result: ExecutionResult) -> str:
         """Model-facing text of one run; each stream keeps its own share of the budget."""
@@ -58,7 +60,9 @@ class PythonTool(CodeTool):
     """The ``python`` tool."""
 
     function_name = "python"
-    description = "Run a Python 3 program in an isolated sandbox (no network) and return its output."
+    description = (
+        "Run a Python 3 program in an isolated sandbox (no network) and return its output."
+    )
     parameters = _parameters("Python 3")
     language = "python"
 

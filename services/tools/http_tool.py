@@ -60,13 +60,20 @@ class HttpTool(BaseTool):
 
     async def _post(self, client: httpx.AsyncClient, arguments: dict[str, Any]) -> Any:
         try:
-            response = await client.post(str(self.spec.url), json=arguments, timeout=self.spec.timeout_s)
+            response = await client.post(
+                str(self.spec.url), json=arguments, timeout=self.spec.timeout_s
+            )
         except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"tool {self.spec.name!r} did not answer within {self.spec.timeout_s:g} s") from exc
+            raise UpstreamTimeout(
+                f"tool {self.spec.name!r} did not answer within {self.spec.timeout_s:g} s"
+            ) from exc
         except httpx.TransportError as exc:
             raise UpstreamUnavailable(f"tool {self.spec.name!r} is unreachable: {exc}") from exc
         if response.status_code >= 400:
-            raise UpstreamError(f"tool {self.spec.name!r} answered HTTP {response.status_code}: {response.text[:500]}")
+            raise UpstreamError(
+                f"tool {self.spec.name!r} answered HTTP {response.status_code}: "
+                f"{response.text[:500]}"
+            )
         if response.headers.get("content-type", "").startswith("application/json"):
             return response.json()
         return response.text

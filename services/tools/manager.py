@@ -59,7 +59,9 @@ def _parse_arguments(raw: Any) -> Any:
             raise _BadCall("invalid_json", f"arguments are not valid JSON ({exc})") from None
     if isinstance(raw, dict):
         return raw
-    raise _BadCall("invalid_json", f"arguments must be a JSON string or object, not {type(raw).__name__}")
+    raise _BadCall(
+        "invalid_json", f"arguments must be a JSON string or object, not {type(raw).__name__}"
+    )
 
 
 class ToolManager:
@@ -75,7 +77,9 @@ class ToolManager:
             for tool in tools:
                 self.register(tool)
         else:
-            raise TypeError(f"tools must be a list, tuple, dict or None, not {type(tools).__name__}")
+            raise TypeError(
+                f"tools must be a list, tuple, dict or None, not {type(tools).__name__}"
+            )
 
     def register(self, tool: Tool) -> None:
         """Add ``tool`` under its function name (a later tool with that name wins)."""
@@ -109,7 +113,9 @@ class ToolManager:
 
     def _resolve(self, tool_call: Any) -> tuple[Tool, str, Any]:
         if not isinstance(tool_call, dict):
-            raise _BadCall("invalid_call", f"tool_call must be an object, got {type(tool_call).__name__}")
+            raise _BadCall(
+                "invalid_call", f"tool_call must be an object, got {type(tool_call).__name__}"
+            )
         function = tool_call.get("function")
         if not isinstance(function, dict):
             raise _BadCall("invalid_call", "tool_call.function is missing or not an object")
@@ -139,13 +145,19 @@ class ToolManager:
         except Exception as exc:  # a failing tool is data for the model, not a crash
             text, kind = self._describe_failure(name, exc)
         return ToolResult(
-            tool_call_id=call_id, name=name, ok=kind is None, error_kind=kind,
-            content=text, latency_s=time.perf_counter() - start,
+            tool_call_id=call_id,
+            name=name,
+            ok=kind is None,
+            error_kind=kind,
+            content=text,
+            latency_s=time.perf_counter() - start,
         )
 
     @staticmethod
     def _describe_failure(name: str, exc: Exception) -> tuple[str, ErrorKind]:
-        kind: ErrorKind = next((k for cls, k in _EXC_KINDS if isinstance(exc, cls)), "tool_exception")
+        kind: ErrorKind = next(
+            (k for cls, k in _EXC_KINDS if isinstance(exc, cls)), "tool_exception"
+        )
         if kind == "tool_exception":
             log.warning("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
         return f"Error: tool {name!r} failed with {type(exc).__name__}: {exc}", kind

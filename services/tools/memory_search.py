@@ -82,7 +82,8 @@ class MemoryStore:
         if not items:
             return []
         cosines = self._vectors[session_id] @ self.embedder.encode([query])[0]
-        hits = [self._hit(query, item, float(cos)) for item, cos in zip(items, cosines)]
+        pairs = zip(items, cosines, strict=True)
+        hits = [self._hit(query, item, float(cos)) for item, cos in pairs]
         hits.sort(key=lambda hit: hit.score, reverse=True)
         return hits[:top_k]
 
@@ -92,10 +93,20 @@ class MemoryStore:
         score = W_COSINE * cosine + W_LEXICAL * lexical + W_IMPORTANCE * item.importance
         log.info(
             "memory_search id=%s cosine=%.4f lexical=%.4f importance=%.2f score=%.4f",
-            item.id, cosine, lexical, item.importance, score,
+            item.id,
+            cosine,
+            lexical,
+            item.importance,
+            score,
         )
-        return MemoryHit(id=item.id, text=item.text, importance=item.importance,
-                         cosine=cosine, lexical=lexical, score=score)
+        return MemoryHit(
+            id=item.id,
+            text=item.text,
+            importance=item.importance,
+            cosine=cosine,
+            lexical=lexical,
+            score=score,
+        )
 
 
 class MemorySearchTool(BaseTool):
@@ -119,7 +130,9 @@ class MemorySearchTool(BaseTool):
     async def execute(self, arguments: dict[str, Any]) -> list[dict[str, Any]]:
         """Ranked hits (text, score and its components); the model runs off-loop."""
         hits = await asyncio.to_thread(
-            self.store.search, arguments["query"],
-            top_k=arguments.get("top_k", 5), session_id=current_session.get(),
+            self.store.search,
+            arguments["query"],
+            top_k=arguments.get("top_k", 5),
+            session_id=current_session.get(),
         )
         return [hit.model_dump() for hit in hits]

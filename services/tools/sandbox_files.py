@@ -29,7 +29,9 @@ def _open_beneath(root: Path, parts: list[str]) -> int:
             next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = next_fd
-        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        return os.open(
+            parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd
+        )
     finally:
         os.close(fd)
 
@@ -45,14 +47,16 @@ def read_nofollow(root: Path, relative: str, *, max_bytes: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeResultFile(f"{relative!r} is not a regular file")
         if info.st_size > max_bytes:
-            raise UnsafeResultFile(f"{relative!r} is {info.st_size} bytes, over the {max_bytes}-byte cap")
+            raise UnsafeResultFile(
+                f"{relative!r} is {info.st_size} bytes, over the {max_bytes}-byte cap"
+            )
         return os.read(fd, max_bytes + 1)[:max_bytes]
     finally:
         os.close(fd)
 
 
 def recreate_dir(path: Path, *, uid: int, mode: int = 0o700) -> None:
-    """Delete ``path`` without following links inside it, then make it empty and owned by ``uid``."""
+    """Delete ``path`` without following links inside, then recreate it empty, owned by ``uid``."""
     if path.is_symlink():
         path.unlink()
     elif path.exists():
@@ -70,6 +74,6 @@ def write_private(directory: Path, name: str, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)

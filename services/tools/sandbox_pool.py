@@ -82,7 +82,9 @@ class SandboxPool:
     def _new_slot(self) -> SandboxSlot:
         assert self._root is not None, "call start() first"
         index, self._next_index = self._next_index, self._next_index + 1
-        slot = SandboxSlot(index=index, lease=lease_uid(self.uid_base), root=self._root, limits=self.limits)
+        slot = SandboxSlot(
+            index=index, lease=lease_uid(self.uid_base), root=self._root, limits=self.limits
+        )
         slot.prepare()
         self._slots[index] = slot
         return slot
@@ -92,7 +94,7 @@ class SandboxPool:
         wait = self.acquire_timeout_s if timeout_s is None else timeout_s
         try:
             return await asyncio.wait_for(self._free.get(), wait)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise SandboxUnavailable(
                 f"no sandbox free within {wait:g} s; retry later", retry_after_s=1.0
             ) from None
@@ -120,7 +122,9 @@ class SandboxPool:
         finally:
             await asyncio.shield(self.release(slot))
 
-    async def execute(self, code: str, *, language: str = "python", timeout_s: float | None = None) -> ExecutionResult:
+    async def execute(
+        self, code: str, *, language: str = "python", timeout_s: float | None = None
+    ) -> ExecutionResult:
         """Acquire, run ``code`` once, release."""
         async with self.session() as slot:
             return await slot.run(code, language=language, timeout_s=timeout_s)

@@ -91,18 +91,23 @@ async def _wait_all(proc: asyncio.subprocess.Process, pumps: list[asyncio.Task[N
 
 
 async def _supervise(
-    proc: asyncio.subprocess.Process, pumps: list[asyncio.Task[None]], overflow: asyncio.Event, timeout_s: float
+    proc: asyncio.subprocess.Process,
+    pumps: list[asyncio.Task[None]],
+    overflow: asyncio.Event,
+    timeout_s: float,
 ) -> bool:
     """Wait for the run; kill its process group on timeout or overflow. True if timed out."""
     done = asyncio.ensure_future(_wait_all(proc, pumps))
     flood = asyncio.ensure_future(overflow.wait())
-    finished, _ = await asyncio.wait({done, flood}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finished, _ = await asyncio.wait(
+        {done, flood}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+    )
     timed_out = not finished
     if done not in finished:
         _kill_group(proc.pid)
         try:
             await asyncio.wait_for(asyncio.shield(done), _DRAIN_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for pump in pumps:
                 pump.cancel()
             await proc.wait()
@@ -125,17 +130,33 @@ async def run_limited(
         preexec_fn=lambda: apply_rlimits(limits),
     )
     overflow = asyncio.Event()
-    out, err = _Capped(limits.max_output_bytes, overflow), _Capped(limits.max_output_bytes, overflow)
+    out, err = (
+        _Capped(limits.max_output_bytes, overflow),
+        _Capped(limits.max_output_bytes, overflow),
+    )
     assert proc.stdout is not None and proc.stderr is not None
-    pumps = [asyncio.ensure_future(out.pump(proc.stdout)), asyncio.ensure_future(err.pump(proc.stderr))]
+    pumps = [
+        asyncio.ensure_future(out.pump(proc.stdout)),
+        asyncio.ensure_future(err.pump(proc.stderr)),
+    ]
     try:
         timed_out = await _supervise(proc, pumps, overflow, timeout_s)
     except asyncio.CancelledError:
         _kill_group(proc.pid)  # the caller went away: the run must still die
         raise
-    status = classify(returncode=proc.returncode, timed_out=timed_out, overflow=overflow.is_set(), stderr=err.text())
+    status = classify(
+        returncode=proc.returncode,
+        timed_out=timed_out,
+        overflow=overflow.is_set(),
+        stderr=err.text(),
+    )
     return ExecutionResult(
-        status=status, exit_code=proc.returncode, signal=_exit_signal(proc.returncode or 0),
-        stdout=out.text(), stderr=err.text(), stdout_truncated=out.truncated,
-        stderr_truncated=err.truncated, duration_s=time.perf_counter() - start,
+        status=status,
+        exit_code=proc.returncode,
+        signal=_exit_signal(proc.returncode or 0),
+        stdout=out.text(),
+        stderr=err.text(),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        duration_s=time.perf_counter() - start,
     )

@@ -41,7 +41,12 @@ _PROGRAMS: dict[str, tuple[str, str]] = {
 # Environment of setpriv/bwrap themselves: bwrap stays pid 1 inside the sandbox,
 # so its /proc/1/environ is readable there and must hold nothing of the service.
 HOST_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORK_DIR, "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": WORK_DIR,
+    "LANG": "C.UTF-8",
+    "TMPDIR": "/tmp",
+}
 
 
 def bwrap_path() -> str:
@@ -64,8 +69,13 @@ def _privilege_drop(uid: int) -> list[str]:
     if os.geteuid() != 0:
         return []  # already unprivileged: bwrap maps our own uid
     return [
-        "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-        "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
     ]
 
 
@@ -78,7 +88,16 @@ def _mounts(work_dir: Path, code_dir: Path, limits: SandboxLimits) -> list[str]:
             args += ["--ro-bind", f"/{name}", f"/{name}"]
     if os.path.exists("/etc/ld.so.cache"):
         args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    args += ["--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    args += [
+        "--size",
+        str(limits.tmpfs_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
     args += ["--bind", str(work_dir), WORK_DIR, "--ro-bind", str(code_dir), CODE_DIR]
     # Last, so the sandbox root itself (a bwrap tmpfs) cannot be written either.
     return [*args, "--remount-ro", "/"]
@@ -93,8 +112,22 @@ def sandbox_argv(
     for key, value in _ENV.items():
         env += ["--setenv", key, value]
     isolation = [
-        "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
-        "--cap-drop", "ALL", "--disable-userns", "--hostname", "sandbox",
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--disable-userns",
+        "--hostname",
+        "sandbox",
     ]
     tail = ["--chdir", WORK_DIR, "--", *program]
-    return [*_privilege_drop(uid), bwrap_path(), *isolation, *env, *_mounts(work_dir, code_dir, limits), *tail]
+    return [
+        *_privilege_drop(uid),
+        bwrap_path(),
+        *isolation,
+        *env,
+        *_mounts(work_dir, code_dir, limits),
+        *tail,
+    ]

@@ -40,12 +40,15 @@ class SandboxSlot:
     async def run(
         self, code: str, *, language: str = "python", timeout_s: float | None = None
     ) -> ExecutionResult:
-        """Run ``code`` (python or bash) in isolation; a bad program is a status, not an exception."""
+        """Run python or bash ``code`` in isolation; a bad program is a status, not an exception."""
         file_name, _ = program_argv(language)
         write_private(self.code_dir, file_name, code.encode("utf-8", errors="replace"))
         argv = sandbox_argv(
-            uid=self.uid, work_dir=self.work_dir, code_dir=self.code_dir,
-            language=language, limits=self.limits,
+            uid=self.uid,
+            work_dir=self.work_dir,
+            code_dir=self.code_dir,
+            language=language,
+            limits=self.limits,
         )
         timeout = clamp_timeout(timeout_s, default=self.limits.timeout_s)
         try:
@@ -83,5 +86,7 @@ class SandboxSlot:
                 recreate_dir(path, uid=0)
                 path.rmdir()
             except OSError as exc:
-                raise SandboxError(f"cannot remove sandbox dir of slot {self.index}: {exc}") from exc
+                raise SandboxError(
+                    f"cannot remove sandbox dir of slot {self.index}: {exc}"
+                ) from exc
         self._lease.release()

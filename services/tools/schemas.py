@@ -55,8 +55,12 @@ class ToolCallResponse(BaseModel):
     def of(cls, result: ToolResult) -> ToolCallResponse:
         """Build from a service result."""
         return cls(
-            tool_call_id=result.tool_call_id, name=result.name, status=result.status,
-            error_kind=result.error_kind, content=result.content, latency_s=result.latency_s,
+            tool_call_id=result.tool_call_id,
+            name=result.name,
+            status=result.status,
+            error_kind=result.error_kind,
+            content=result.content,
+            latency_s=result.latency_s,
         )
 
 

@@ -50,9 +50,13 @@ class ToolService:
         finally:
             current_session.reset(token)
 
-    async def call_batch(self, tool_calls: Sequence[Any], *, session_id: str | None = None) -> list[ToolResult]:
+    async def call_batch(
+        self, tool_calls: Sequence[Any], *, session_id: str | None = None
+    ) -> list[ToolResult]:
         """Run calls concurrently; one result per call, in order, each with its own status."""
-        return list(await asyncio.gather(*(self.call(c, session_id=session_id) for c in tool_calls)))
+        return list(
+            await asyncio.gather(*(self.call(c, session_id=session_id) for c in tool_calls))
+        )
 
     def register_http_tool(self, spec: HttpToolSpec) -> ToolInfo:
         """Register (or replace) an HTTP tool; built-in names cannot be taken."""
@@ -64,8 +68,16 @@ class ToolService:
 
 
 def build_default_service(
-    pool: SandboxPool, *, memory: MemoryStore | None = None, http_client: httpx.AsyncClient | None = None
+    pool: SandboxPool,
+    *,
+    memory: MemoryStore | None = None,
+    http_client: httpx.AsyncClient | None = None,
 ) -> ToolService:
     """The service with the built-in tools: python, bash, calculator, memory_search."""
-    tools = [PythonTool(pool), BashTool(pool), CalculatorTool(), MemorySearchTool(memory or MemoryStore())]
+    tools = [
+        PythonTool(pool),
+        BashTool(pool),
+        CalculatorTool(),
+        MemorySearchTool(memory or MemoryStore()),
+    ]
     return ToolService(ToolManager(tools), http_client=http_client)

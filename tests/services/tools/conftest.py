@@ -13,8 +13,13 @@ from services.tools.sandbox_pool import SandboxPool
 def small_limits(**overrides: object) -> SandboxLimits:
     """Tight budgets so hostile programs are stopped within a couple of seconds."""
     values: dict[str, object] = {
-        "timeout_s": 2.0, "cpu_s": 2, "memory_bytes": 64 * 1024 * 1024, "max_processes": 32,
-        "file_size_bytes": 1024 * 1024, "tmpfs_bytes": 4 * 1024 * 1024, "max_output_bytes": 64 * 1024,
+        "timeout_s": 2.0,
+        "cpu_s": 2,
+        "memory_bytes": 64 * 1024 * 1024,
+        "max_processes": 32,
+        "file_size_bytes": 1024 * 1024,
+        "tmpfs_bytes": 4 * 1024 * 1024,
+        "max_output_bytes": 64 * 1024,
     }
     values.update(overrides)
     return SandboxLimits.model_validate(values)

@@ -55,7 +55,12 @@ def test_get_schema_is_an_openai_function_tool() -> None:
 
 @pytest.mark.parametrize(
     "arguments, where",
-    [({}, "(root)"), ({"text": 3}, "text"), ({"text": "a", "times": 0}, "times"), ([1, 2], "(root)")],
+    [
+        ({}, "(root)"),
+        ({"text": 3}, "text"),
+        ({"text": "a", "times": 0}, "times"),
+        ([1, 2], "(root)"),
+    ],
 )
 def test_validate_refuses_arguments_against_the_schema(arguments: Any, where: str) -> None:
     with pytest.raises(ToolArgumentsInvalid) as info:
@@ -71,7 +76,10 @@ def test_format_output_extracts_key_fields_and_truncates() -> None:
 
 
 async def test_arun_validates_executes_formats_and_passes_error_kind() -> None:
-    assert await Echo().arun("echo", {"text": "hi", "times": 2}) == ('{"text": "hi", "times": 2}', None)
+    assert await Echo().arun("echo", {"text": "hi", "times": 2}) == (
+        '{"text": "hi", "times": 2}',
+        None,
+    )
     assert await Echo().arun("echo", {"text": "hi", "times": 99}) == ("too many", "tool_exception")
 
 

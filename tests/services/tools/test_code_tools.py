@@ -14,7 +14,9 @@ def _call(name: str, arguments: dict[str, object]) -> dict[str, object]:
 
 async def test_python_tool_shows_stdout_stderr_and_status(pool: SandboxPool) -> None:
     manager = ToolManager([PythonTool(pool)])
-    ok = await manager.call_structured(_call("python", {"code": "import sys\nprint(2 + 3)\nprint('warn', file=sys.stderr)"}))
+    ok = await manager.call_structured(
+        _call("python", {"code": "import sys\nprint(2 + 3)\nprint('warn', file=sys.stderr)"})
+    )
     assert ok.ok and ok.content == "exit_status: ok (code 0)\nstdout:\n5\n\nstderr:\nwarn\n"
     bad = await manager.call_structured(_call("python", {"code": "raise ValueError('nope')"}))
     assert (bad.ok, bad.error_kind) == (False, "nonzero_exit") and "ValueError: nope" in bad.content
@@ -37,7 +39,9 @@ async def test_schema_refuses_missing_code_and_huge_timeouts(pool: SandboxPool) 
 
 def test_render_truncates_each_stream_and_marks_the_cap(pool: SandboxPool) -> None:
     tool = PythonTool(pool, max_output_chars=400)
-    result = ExecutionResult(status="output_limit", exit_code=-9, stdout="a" * 5000, stdout_truncated=True)
+    result = ExecutionResult(
+        status="output_limit", exit_code=-9, stdout="a" * 5000, stdout_truncated=True
+    )
     text = tool.render(result)
     assert text.startswith("exit_status: output_limit (code -9)") and "[output cap reached]" in text
     assert "chars truncated" in text and len(text) < 600 and "stderr" not in text

@@ -22,7 +22,9 @@ def base_url() -> Iterator[str]:
 
 
 def _manager(url: str, **extra: object) -> ToolManager:
-    spec = HttpToolSpec.model_validate({"name": "weather", "parameters": SCHEMA, "url": url, **extra})
+    spec = HttpToolSpec.model_validate(
+        {"name": "weather", "parameters": SCHEMA, "url": url, **extra}
+    )
     return ToolManager([HttpTool(spec)])
 
 
@@ -45,9 +47,14 @@ async def test_text_answer_and_schema_from_spec(base_url: str) -> None:
     "path, extra, fragment",
     [("/fail", {}, "HTTP 500"), ("/slow", {"timeout_s": 0.3}, "did not answer within 0.3 s")],
 )
-async def test_upstream_failures_are_upstream_errors(base_url: str, path: str, extra: dict[str, object], fragment: str) -> None:
+async def test_upstream_failures_are_upstream_errors(
+    base_url: str, path: str, extra: dict[str, object], fragment: str
+) -> None:
     result = await _manager(f"{base_url}{path}", **extra).call_structured(_call({"city": "x"}))
-    assert (result.ok, result.error_kind) == (False, "upstream_error") and fragment in result.content
+    assert (result.ok, result.error_kind) == (
+        False,
+        "upstream_error",
+    ) and fragment in result.content
 
 
 async def test_unreachable_tool_and_invalid_arguments() -> None:
@@ -60,7 +67,12 @@ async def test_unreachable_tool_and_invalid_arguments() -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{"name": "bad name"}, {"url": "not a url"}, {"timeout_s": 500}, {"parameters": {"type": "nonsense"}}],
+    [
+        {"name": "bad name"},
+        {"url": "not a url"},
+        {"timeout_s": 500},
+        {"parameters": {"type": "nonsense"}},
+    ],
 )
 def test_spec_refuses_bad_registrations(fields: dict[str, object]) -> None:
     with pytest.raises(ValidationError):

@@ -43,7 +43,12 @@ class Shape(BaseTool):
 
 
 def _call(name: Any, arguments: Any = None, **extra: Any) -> dict[str, Any]:
-    return {"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}, **extra}
+    return {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+        **extra,
+    }
 
 
 def test_construction_from_list_dict_none_and_other() -> None:
@@ -93,16 +98,25 @@ async def test_unknown_tool_with_empty_registry_says_none() -> None:
     assert "available tools: (none)" in await ToolManager().acall(_call("x"))
 
 
-@pytest.mark.parametrize("arguments, shape", [(None, "dict"), ("  ", "dict"), ("[1, 2]", "list"), ("3", "int")])
+@pytest.mark.parametrize(
+    "arguments, shape", [(None, "dict"), ("  ", "dict"), ("[1, 2]", "list"), ("3", "int")]
+)
 async def test_argument_forms(arguments: Any, shape: str) -> None:
     assert await ToolManager([Shape()]).acall(_call("shape", arguments)) == shape
 
 
 async def test_success_keeps_id_name_and_latency() -> None:
     manager = ToolManager([CalculatorTool()])
-    call = ToolCall.model_validate({"id": "abc", "function": {"name": "calculator", "arguments": {"expression": "6*7"}}})
+    call = ToolCall.model_validate(
+        {"id": "abc", "function": {"name": "calculator", "arguments": {"expression": "6*7"}}}
+    )
     result = await manager.call_structured(call)
-    assert (result.ok, result.content, result.tool_call_id, result.name) == (True, "42", "abc", "calculator")
+    assert (result.ok, result.content, result.tool_call_id, result.name) == (
+        True,
+        "42",
+        "abc",
+        "calculator",
+    )
     assert result.error_kind is None and result.latency_s > 0
 
 

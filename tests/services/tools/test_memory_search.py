@@ -24,7 +24,9 @@ def test_bundled_model_files_are_present() -> None:
 
 
 def test_embeddings_are_unit_vectors_and_meaningful(embedder: MiniLMEmbedder) -> None:
-    vectors = embedder.encode(["a cat sits on the mat", "a kitten rests on a rug", "tax law of 1998"])
+    vectors = embedder.encode(
+        ["a cat sits on the mat", "a kitten rests on a rug", "tax law of 1998"]
+    )
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
@@ -46,11 +48,18 @@ def test_score_is_the_weighted_sum_and_each_component_is_logged(
         hits = store.search("which language does the user prefer for scripting", top_k=2)
     assert hits[0].text.startswith("The user prefers Python")
     for hit in hits:
-        expected_cos = float(embedder.encode([hit.text])[0] @ embedder.encode(["which language does the user prefer for scripting"])[0])
+        expected_cos = float(
+            embedder.encode([hit.text])[0]
+            @ embedder.encode(["which language does the user prefer for scripting"])[0]
+        )
         assert hit.cosine == pytest.approx(expected_cos, abs=1e-4)
-        assert hit.score == pytest.approx(0.65 * hit.cosine + 0.25 * hit.lexical + 0.10 * hit.importance)
+        assert hit.score == pytest.approx(
+            0.65 * hit.cosine + 0.25 * hit.lexical + 0.10 * hit.importance
+        )
     logged = [r.getMessage() for r in caplog.records]
-    assert len(logged) == 2 and all("cosine=" in m and "lexical=" in m and "importance=" in m for m in logged)
+    assert len(logged) == 2 and all(
+        "cosine=" in m and "lexical=" in m and "importance=" in m for m in logged
+    )
 
 
 def test_importance_breaks_a_tie(embedder: MiniLMEmbedder) -> None:
@@ -64,7 +73,10 @@ async def test_tool_is_scoped_to_the_current_session(embedder: MiniLMEmbedder) -
     store = MemoryStore(embedder)
     store.add("alpha secret plan", importance=0.5, session_id="s1")
     manager = ToolManager([MemorySearchTool(store)])
-    call = {"id": "m", "function": {"name": "memory_search", "arguments": {"query": "plan", "top_k": 3}}}
+    call = {
+        "id": "m",
+        "function": {"name": "memory_search", "arguments": {"query": "plan", "top_k": 3}},
+    }
     token = current_session.set("s1")
     try:
         found = await manager.call_structured(call)

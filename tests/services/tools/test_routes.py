@@ -20,7 +20,9 @@ async def client(pool: SandboxPool) -> AsyncIterator[httpx.AsyncClient]:
     app = FastAPI()
     app.include_router(router)
     app.state.tool_service = build_default_service(pool)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test"
+    ) as http:
         yield http
 
 
@@ -28,16 +30,30 @@ async def test_list_tools_returns_openai_schemas(client: httpx.AsyncClient) -> N
     response = await client.get("/v1/tools")
     assert response.status_code == 200
     tools = response.json()["tools"]
-    assert [t["function"]["name"] for t in tools] == ["python", "bash", "calculator", "memory_search"]
+    assert [t["function"]["name"] for t in tools] == [
+        "python",
+        "bash",
+        "calculator",
+        "memory_search",
+    ]
     assert all(t["type"] == "function" and "parameters" in t["function"] for t in tools)
 
 
 async def test_call_one_tool(client: httpx.AsyncClient) -> None:
-    call = {"id": "c9", "type": "function", "function": {"name": "python", "arguments": '{"code": "print(7*6)"}'}}
+    call = {
+        "id": "c9",
+        "type": "function",
+        "function": {"name": "python", "arguments": '{"code": "print(7*6)"}'},
+    }
     response = await client.post("/v1/tools/call", json={"tool_call": call, "session_id": "s1"})
     body = response.json()
     assert response.status_code == 200
-    assert (body["tool_call_id"], body["name"], body["status"], body["error_kind"]) == ("c9", "python", "ok", None)
+    assert (body["tool_call_id"], body["name"], body["status"], body["error_kind"]) == (
+        "c9",
+        "python",
+        "ok",
+        None,
+    )
     assert "42" in body["content"] and body["latency_s"] > 0
 
 
@@ -49,7 +65,10 @@ async def test_malformed_call_is_a_per_call_error_not_a_422(client: httpx.AsyncC
 async def test_batch(client: httpx.AsyncClient) -> None:
     calls = [
         {"id": "1", "function": {"name": "calculator", "arguments": {"expression": "2**8"}}},
-        {"id": "2", "function": {"name": "bash", "arguments": {"code": "sleep 3", "timeout_s": 0.3}}},
+        {
+            "id": "2",
+            "function": {"name": "bash", "arguments": {"code": "sleep 3", "timeout_s": 0.3}},
+        },
     ]
     response = await client.post("/v1/tools/call_batch", json={"tool_calls": calls})
     results = response.json()["results"]

@@ -17,7 +17,9 @@ from services.tools.sandbox_reaper import pids_of_uid
 from tests.services.tools.conftest import small_limits
 
 
-async def _run_then_serve(pool: SandboxPool, code: str, language: str = "python", **kw: float) -> ExecutionResult:
+async def _run_then_serve(
+    pool: SandboxPool, code: str, language: str = "python", **kw: float
+) -> ExecutionResult:
     """Run hostile ``code``, then check every slot is clean and answers a normal call."""
     result = await pool.execute(code, language=language, **kw)
     for slot in pool.slots():
@@ -39,7 +41,9 @@ async def test_bash_fork_bomb_is_contained(pool: SandboxPool) -> None:
 
 
 async def test_memory_hog_is_reported_as_memory_limit(pool: SandboxPool) -> None:
-    result = await _run_then_serve(pool, "chunks = []\nwhile True:\n    chunks.append(bytearray(8 << 20))")
+    result = await _run_then_serve(
+        pool, "chunks = []\nwhile True:\n    chunks.append(bytearray(8 << 20))"
+    )
     assert result.status == "memory_limit" and "MemoryError" in result.stderr
 
 
@@ -55,7 +59,11 @@ async def test_cpu_budget_stops_a_busy_loop() -> None:
 
 
 async def test_process_ignoring_sigterm_is_killed(pool: SandboxPool) -> None:
-    code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)"
+    code = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "while True:\n    time.sleep(0.05)"
+    )
     result = await _run_then_serve(pool, code, timeout_s=1.0)
     assert result.status == "timeout" and result.duration_s < 3.0
 
@@ -71,7 +79,17 @@ async def test_one_gigabyte_of_stdout_is_capped_without_deadlock(pool: SandboxPo
 
 
 async def test_writing_outside_tmp_fails(pool: SandboxPool) -> None:
-    code = "for p in ['/usr/evil', '/evil', '/code/main.py', '/proc/evil']:\n    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n    except OSError as exc:\n        print('denied', p, exc.errno)\nraise SystemExit(3)"
+    code = "\n".join(
+        [
+            "for p in ['/usr/evil', '/evil', '/code/main.py', '/proc/evil']:",
+            "    try:",
+            "        open(p, 'w').write('x')",
+            "        print('WROTE', p)",
+            "    except OSError as exc:",
+            "        print('denied', p, exc.errno)",
+            "raise SystemExit(3)",
+        ]
+    )
     result = await _run_then_serve(pool, code)
     assert result.status == "nonzero_exit" and "WROTE" not in result.stdout
     assert result.stdout.count("denied") == 4
@@ -79,7 +97,9 @@ async def test_writing_outside_tmp_fails(pool: SandboxPool) -> None:
 
 
 async def test_file_size_limit_stops_a_disk_fill(pool: SandboxPool) -> None:
-    result = await _run_then_serve(pool, "head -c 50000000 /dev/zero > /workspace/fill", language="bash")
+    result = await _run_then_serve(
+        pool, "head -c 50000000 /dev/zero > /workspace/fill", language="bash"
+    )
     assert result.status in {"file_size_limit", "nonzero_exit"}
     assert result.status != "ok"
 
@@ -95,7 +115,10 @@ async def test_another_sandboxs_files_are_unreachable(pool: SandboxPool) -> None
 
 @pytest.mark.parametrize("host, port", [("127.0.0.1", 5432), ("127.0.0.1", 6379), ("1.1.1.1", 80)])
 async def test_network_is_unreachable(pool: SandboxPool, host: str, port: int) -> None:
-    code = f"import socket\ns = socket.socket()\ns.settimeout(1)\ns.connect(({host!r}, {port}))\nprint('CONNECTED')"
+    code = (
+        f"import socket\ns = socket.socket()\ns.settimeout(1)\n"
+        f"s.connect(({host!r}, {port}))\nprint('CONNECTED')"
+    )
     result = await _run_then_serve(pool, code)
     assert result.status == "nonzero_exit" and "CONNECTED" not in result.stdout
     assert "ConnectionRefusedError" in result.stderr or "Network is unreachable" in result.stderr
@@ -103,7 +126,10 @@ async def test_network_is_unreachable(pool: SandboxPool, host: str, port: int) -
 
 async def test_child_that_outlives_its_parent_is_reaped(pool: SandboxPool) -> None:
     slot = await pool.acquire()
-    code = "(setsid sh -c 'sleep 1; echo late > /workspace/late' &) ; nohup sleep 60 >/dev/null 2>&1 & echo started"
+    code = (
+        "(setsid sh -c 'sleep 1; echo late > /workspace/late' &) ; "
+        "nohup sleep 60 >/dev/null 2>&1 & echo started"
+    )
     result = await slot.run(code, language="bash")
     await pool.release(slot)
     assert result.stdout == "started\n" and pids_of_uid(slot.uid) == []
@@ -143,6 +169,8 @@ async def test_escapes_surface_as_tool_error_kinds(pool: SandboxPool) -> None:
     }
     for kind, (tool, code) in cases.items():
         args = {"code": code, "timeout_s": 1.0}
-        result = await manager.call_structured({"id": kind, "function": {"name": tool, "arguments": args}})
+        result = await manager.call_structured(
+            {"id": kind, "function": {"name": tool, "arguments": args}}
+        )
         assert (result.ok, result.error_kind) == (False, kind)
         assert result.content.startswith(f"exit_status: {kind}")

@@ -18,7 +18,9 @@ def test_reads_regular_files_including_nested(tmp_path: Path) -> None:
     assert read_nofollow(tmp_path, "./sub//out.txt", max_bytes=100) == b"result"
 
 
-@pytest.mark.parametrize("name", ["leak", "dirlink/secret", "fifo", "sub", "../outside", "/etc/hostname", ""])
+@pytest.mark.parametrize(
+    "name", ["leak", "dirlink/secret", "fifo", "sub", "../outside", "/etc/hostname", ""]
+)
 def test_refuses_links_special_files_and_escaping_paths(tmp_path: Path, name: str) -> None:
     secret_dir = tmp_path.parent / f"{tmp_path.name}-secret"
     secret_dir.mkdir()

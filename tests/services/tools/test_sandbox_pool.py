@@ -24,7 +24,9 @@ async def test_each_slot_runs_as_its_own_unprivileged_uid(pool: SandboxPool) -> 
 
 
 async def test_no_capabilities_and_no_new_privileges(pool: SandboxPool) -> None:
-    result = await pool.execute("grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status", language="bash")
+    result = await pool.execute(
+        "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status", language="bash"
+    )
     fields = dict(line.split(":\t") for line in result.stdout.strip().splitlines())
     assert fields == {"CapPrm": "0000000000000000", "CapEff": "0000000000000000", "NoNewPrivs": "1"}
 
@@ -42,7 +44,9 @@ async def test_state_lasts_for_a_lease_and_is_wiped_on_release(pool: SandboxPool
         again = await slot.run("cat note.txt; ls /tmp | wc -l", language="bash")
         assert again.stdout.split() == ["kept", "0"]  # /tmp is fresh per run, /workspace per lease
         assert slot.read_file("note.txt") == b"kept\n"
-    results = await asyncio.gather(*(pool.execute("ls -A /workspace | wc -l", language="bash") for _ in range(2)))
+    results = await asyncio.gather(
+        *(pool.execute("ls -A /workspace | wc -l", language="bash") for _ in range(2))
+    )
     assert [r.stdout.strip() for r in results] == ["0", "0"]
 
 
@@ -79,7 +83,10 @@ async def test_release_waits_until_the_uid_has_no_process(pool: SandboxPool) -> 
 
 
 async def test_uids_are_not_shared_between_live_pools() -> None:
-    async with SandboxPool(2, limits=small_limits()) as one, SandboxPool(2, limits=small_limits()) as two:
+    async with (
+        SandboxPool(2, limits=small_limits()) as one,
+        SandboxPool(2, limits=small_limits()) as two,
+    ):
         uids_one = {s.uid for s in one.slots()}
         uids_two = {s.uid for s in two.slots()}
     assert len(uids_one) == 2 and len(uids_two) == 2 and not uids_one & uids_two

@@ -17,7 +17,12 @@ LIMITS = SandboxLimits(max_output_bytes=4096, memory_bytes=256 * 1024 * 1024)
 async def test_captures_both_streams_and_exit_code() -> None:
     code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
     result = await run_limited([sys.executable, "-c", code], limits=LIMITS, timeout_s=10)
-    assert (result.stdout, result.stderr, result.exit_code, result.status) == ("out\n", "err\n", 3, "nonzero_exit")
+    assert (result.stdout, result.stderr, result.exit_code, result.status) == (
+        "out\n",
+        "err\n",
+        3,
+        "nonzero_exit",
+    )
 
 
 async def test_floods_on_both_streams_are_capped_and_killed() -> None:
@@ -57,9 +62,20 @@ async def test_environment_is_what_the_caller_gives() -> None:
         (-signal.SIGXFSZ, False, False, "", "file_size_limit"),
         (-signal.SIGKILL, False, False, "", "killed"),
         (1, False, False, "Traceback...\nMemoryError\n", "memory_limit"),
-        (1, False, False, "BlockingIOError: [Errno 11] Resource temporarily unavailable", "process_limit"),
+        (
+            1,
+            False,
+            False,
+            "BlockingIOError: [Errno 11] Resource temporarily unavailable",
+            "process_limit",
+        ),
         (2, False, False, "boom", "nonzero_exit"),
     ],
 )
-def test_classify(returncode: int, timed_out: bool, overflow: bool, stderr: str, status: str) -> None:
-    assert classify(returncode=returncode, timed_out=timed_out, overflow=overflow, stderr=stderr) == status
+def test_classify(
+    returncode: int, timed_out: bool, overflow: bool, stderr: str, status: str
+) -> None:
+    assert (
+        classify(returncode=returncode, timed_out=timed_out, overflow=overflow, stderr=stderr)
+        == status
+    )

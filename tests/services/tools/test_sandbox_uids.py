@@ -26,7 +26,15 @@ async def test_reaper_kills_every_process_of_a_uid() -> None:
     lease = lease_uid(31100)
     uid = lease.uid
     try:
-        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sh", "-c", "sleep 60 & sleep 60"]
+        argv = [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "sh",
+            "-c",
+            "sleep 60 & sleep 60",
+        ]
         proc = subprocess.Popen(argv, start_new_session=True)
         for _ in range(100):
             if len(pids_of_uid(uid)) >= 3:

@@ -18,7 +18,12 @@ def _call(name: str, arguments: object, call_id: str = "") -> dict[str, object]:
 
 async def test_default_tools_are_listed(pool: SandboxPool) -> None:
     service = build_default_service(pool)
-    assert [info.name for info in service.tools()] == ["python", "bash", "calculator", "memory_search"]
+    assert [info.name for info in service.tools()] == [
+        "python",
+        "bash",
+        "calculator",
+        "memory_search",
+    ]
 
 
 async def test_batch_keeps_order_and_per_call_status(pool: SandboxPool) -> None:
@@ -33,7 +38,14 @@ async def test_batch_keeps_order_and_per_call_status(pool: SandboxPool) -> None:
     ]
     results = await service.call_batch(calls)
     assert [r.tool_call_id for r in results] == ["a", "b", "", "d", "e", "f"]
-    assert [r.error_kind for r in results] == [None, None, "invalid_call", "invalid_json", "nonzero_exit", "unknown_tool"]
+    assert [r.error_kind for r in results] == [
+        None,
+        None,
+        "invalid_call",
+        "invalid_json",
+        "nonzero_exit",
+        "unknown_tool",
+    ]
     assert results[0].content == "2" and "hi" in results[1].content
 
 
@@ -49,7 +61,9 @@ async def test_session_id_scopes_memory(pool: SandboxPool) -> None:
 async def test_register_http_tool_then_call_it(pool: SandboxPool) -> None:
     service = build_default_service(pool)
     with serve_upstream() as base_url:
-        info = service.register_http_tool(HttpToolSpec.model_validate({"name": "greet", "url": f"{base_url}/text"}))
+        info = service.register_http_tool(
+            HttpToolSpec.model_validate({"name": "greet", "url": f"{base_url}/text"})
+        )
         result = await service.call(_call("greet", {"name": "Bo"}))
     assert info.name == "greet" and "greet" in [t.name for t in service.tools()]
     assert result.ok and result.content == "hello Bo"
@@ -58,5 +72,7 @@ async def test_register_http_tool_then_call_it(pool: SandboxPool) -> None:
 async def test_builtin_names_cannot_be_taken(pool: SandboxPool) -> None:
     service = build_default_service(pool)
     with pytest.raises(Conflict) as info:
-        service.register_http_tool(HttpToolSpec.model_validate({"name": "python", "url": "http://127.0.0.1:1/x"}))
+        service.register_http_tool(
+            HttpToolSpec.model_validate({"name": "python", "url": "http://127.0.0.1:1/x"})
+        )
     assert info.value.status_code == 409 and info.value.param == "name"
