@@ -63,7 +63,8 @@ def _power(base: Number, exponent: Number) -> Number:
         and base.bit_length() * exponent > _MAX_INT_BITS
     ):
         raise ToolArgumentsInvalid("integer power result is too large")
-    return operator.pow(base, exponent)
+    result: Number = operator.pow(base, exponent)
+    return result
 
 
 def _call(node: ast.Call) -> Number:
@@ -78,8 +79,10 @@ def _call(node: ast.Call) -> Number:
 
 
 def _eval(node: ast.AST) -> Number:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        if isinstance(node.value, bool):
+            raise ToolArgumentsInvalid("booleans are not numbers here")
+        return node.value
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from services.tools.base import BaseTool, ToolOutput, truncate_middle
-from services.tools.results import ExecutionResult
+from services.tools.results import ErrorKind, ExecutionResult
 from services.tools.sandbox_limits import MAX_TIMEOUT_S
 from services.tools.sandbox_pool import SandboxPool
 
 __all__ = ["BashTool", "CodeTool", "PythonTool"]
 
 
+def _error_kind(result: ExecutionResult) -> ErrorKind | None:
+    # Every run status other than "ok" is also a tool error kind of the same name.
+    return None if result.ok else cast(ErrorKind, result.status)
+
+
 def _parameters(language: str) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "code": {"type": "string", "description": f"{language} source to run"},
+            "code": {"type": "string", "maxLength": 1_000_000, "description": f"{language} source"},
             "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_S},
         },
         "required": ["code"],
@@ -38,9 +43,7 @@ class CodeTool(BaseTool):
         result = await self.pool.execute(
             arguments["code"], language=self.language, timeout_s=arguments.get("timeout_s")
         )
-        return ToolOutput(
-            value=self.render(result), error_kind=None if result.ok else result.status
-        )
+        return ToolOutput(value=self.render(result), error_kind=_error_kind(result))
 
     def render(self, result: ExecutionResult) -> str:
         """Model-facing text of one run; each stream keeps its own share of the budget."""

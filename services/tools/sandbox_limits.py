@@ -15,14 +15,14 @@ MAX_TIMEOUT_S = 90.0
 class SandboxLimits(BaseModel):
     """Per-run budgets; the defaults suit model-written snippets."""
 
-    timeout_s: float = Field(MAX_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
-    cpu_s: int = Field(95, ge=1)
-    memory_bytes: int = Field(512 * 1024 * 1024, ge=16 * 1024 * 1024)
-    max_processes: int = Field(64, ge=4)
-    file_size_bytes: int = Field(64 * 1024 * 1024, ge=0)
-    open_files: int = Field(256, ge=16)
-    tmpfs_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
-    max_output_bytes: int = Field(1024 * 1024, ge=1024)
+    timeout_s: float = Field(default=MAX_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+    cpu_s: int = Field(default=95, ge=1)
+    memory_bytes: int = Field(default=512 * 1024 * 1024, ge=16 * 1024 * 1024)
+    max_processes: int = Field(default=64, ge=4)
+    file_size_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    open_files: int = Field(default=256, ge=16)
+    tmpfs_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    max_output_bytes: int = Field(default=1024 * 1024, ge=1024)
 
 
 def clamp_timeout(value: float | None, *, default: float) -> float:

@@ -32,6 +32,7 @@ from services.tools.sandbox_limits import SandboxLimits
 from services.tools.sandbox_profile import bwrap_path
 from services.tools.sandbox_slot import SandboxSlot
 from services.tools.sandbox_uids import lease_uid
+from shared.errors import SandboxError
 
 __all__ = ["SandboxPool"]
 
@@ -58,6 +59,7 @@ class SandboxPool:
         self._root: Path | None = None
         self._free: asyncio.Queue[SandboxSlot] = asyncio.Queue()
         self._slots: dict[int, SandboxSlot] = {}
+        self._leased: set[int] = set()
         self._next_index = 0
         self.replaced = 0
 
@@ -93,14 +95,19 @@ class SandboxPool:
         """A free slot, waiting at most ``timeout_s`` (default ``acquire_timeout_s``)."""
         wait = self.acquire_timeout_s if timeout_s is None else timeout_s
         try:
-            return await asyncio.wait_for(self._free.get(), wait)
+            slot = await asyncio.wait_for(self._free.get(), wait)
         except TimeoutError:
             raise SandboxUnavailable(
                 f"no sandbox free within {wait:g} s; retry later", retry_after_s=1.0
             ) from None
+        self._leased.add(slot.index)
+        return slot
 
     async def release(self, slot: SandboxSlot) -> None:
         """Reset ``slot`` and return it to the pool, or replace it if the reset fails."""
+        if slot.index not in self._leased or self._slots.get(slot.index) is not slot:
+            raise SandboxError(f"slot {slot.index} is not leased from this pool")
+        self._leased.discard(slot.index)
         if await slot.reset():
             self._free.put_nowait(slot)
             return
@@ -134,6 +141,7 @@ class SandboxPool:
         for slot in list(self._slots.values()):
             await slot.destroy()
         self._slots.clear()
+        self._leased.clear()
         self._free = asyncio.Queue()
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)

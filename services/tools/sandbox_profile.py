@@ -16,8 +16,8 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-from services.tools.errors import SandboxError
 from services.tools.sandbox_limits import SandboxLimits
+from shared.errors import SandboxError
 
 __all__ = [
     "CODE_DIR",

@@ -6,7 +6,6 @@ import logging
 import subprocess
 from pathlib import Path
 
-from services.tools.errors import SandboxError
 from services.tools.results import ExecutionResult
 from services.tools.sandbox_files import read_nofollow, recreate_dir, write_private
 from services.tools.sandbox_limits import SandboxLimits, clamp_timeout
@@ -14,6 +13,7 @@ from services.tools.sandbox_process import run_limited
 from services.tools.sandbox_profile import HOST_ENV, program_argv, sandbox_argv
 from services.tools.sandbox_reaper import wait_uid_empty
 from services.tools.sandbox_uids import UidLease
+from shared.errors import SandboxError
 
 __all__ = ["SandboxSlot"]
 

@@ -7,8 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from services.tools.errors import SandboxError
 from services.tools.sandbox_reaper import pids_of_uid
+from shared.errors import SandboxError
 
 __all__ = ["UidLease", "lease_uid"]
 

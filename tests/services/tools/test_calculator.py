@@ -47,6 +47,7 @@ def test_constants_match_math() -> None:
         "sqrt(-1)",
         "factorial(10 ** 6)",
         "(" * 400 + "1" + ")" * 400,
+        "True + 1",
         "1 +",
         "abs(x=1)",
         "1" * 1001,

@@ -45,3 +45,17 @@ def test_render_truncates_each_stream_and_marks_the_cap(pool: SandboxPool) -> No
     text = tool.render(result)
     assert text.startswith("exit_status: output_limit (code -9)") and "[output cap reached]" in text
     assert "chars truncated" in text and len(text) < 600 and "stderr" not in text
+
+
+async def test_busy_pool_is_reported_as_pool_exhausted(pool: SandboxPool) -> None:
+    held = [await pool.acquire(), await pool.acquire()]
+    pool.acquire_timeout_s = 0.1
+    try:
+        result = await ToolManager([PythonTool(pool)]).call_structured(
+            _call("python", {"code": "print(1)"})
+        )
+    finally:
+        for slot in held:
+            await pool.release(slot)
+    assert (result.ok, result.error_kind) == (False, "pool_exhausted")
+    assert "no sandbox free within 0.1 s" in result.content

@@ -160,6 +160,13 @@ async def test_service_environment_and_processes_are_invisible(
     assert "No such file or directory" in result.stdout
 
 
+async def test_the_services_own_files_are_not_mounted(pool: SandboxPool) -> None:
+    repo_root = Path(__file__).resolve().parents[3]
+    result = await _run_then_serve(pool, f"ls {repo_root} || ls {Path.home()}", language="bash")
+    assert result.status == "nonzero_exit" and result.stdout == ""
+    assert "No such file or directory" in result.stderr
+
+
 async def test_escapes_surface_as_tool_error_kinds(pool: SandboxPool) -> None:
     manager = ToolManager([PythonTool(pool), BashTool(pool)])
     cases = {

@@ -10,6 +10,7 @@ import pytest
 from services.tools.errors import SandboxUnavailable
 from services.tools.sandbox_pool import SandboxPool
 from services.tools.sandbox_reaper import pids_of_uid
+from shared.errors import SandboxError
 from tests.services.tools.conftest import small_limits
 
 
@@ -97,3 +98,24 @@ async def test_close_removes_every_directory() -> None:
     dirs = [sandbox_pool.slots()[0].work_dir, sandbox_pool.slots()[0].code_dir]
     await sandbox_pool.close()
     assert not any(path.exists() for path in dirs)
+
+
+async def test_double_release_is_refused(pool: SandboxPool) -> None:
+    slot = await pool.acquire()
+    await pool.release(slot)
+    with pytest.raises(SandboxError, match="not leased"):
+        await pool.release(slot)
+    assert pool.free == 2
+
+
+async def test_cancelled_caller_still_kills_the_run_and_resets_the_slot(pool: SandboxPool) -> None:
+    task = asyncio.create_task(pool.execute("sleep 30 & sleep 30; wait", language="bash"))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if pool.free == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert pool.free == 2 and all(pids_of_uid(slot.uid) == [] for slot in pool.slots())
