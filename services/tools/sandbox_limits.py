@@ -1,0 +1,48 @@
+"""Resource budgets of one sandboxed run and the rlimits that enforce them."""
+
+from __future__ import annotations
+
+import resource
+
+from pydantic import BaseModel, Field
+
+__all__ = ["MAX_TIMEOUT_S", "SandboxLimits", "apply_rlimits", "clamp_timeout"]
+
+# Hard ceiling on any requested wall-clock timeout (requests may ask for less).
+MAX_TIMEOUT_S = 90.0
+
+
+class SandboxLimits(BaseModel):
+    """Per-run budgets; the defaults suit model-written snippets."""
+
+    timeout_s: float = Field(default=MAX_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+    cpu_s: int = Field(default=95, ge=1)
+    memory_bytes: int = Field(default=512 * 1024 * 1024, ge=16 * 1024 * 1024)
+    max_processes: int = Field(default=64, ge=4)
+    file_size_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    open_files: int = Field(default=256, ge=16)
+    tmpfs_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    max_output_bytes: int = Field(default=1024 * 1024, ge=1024)
+
+
+def clamp_timeout(value: float | None, *, default: float) -> float:
+    """A usable timeout: NaN, None, zero or negative give ``default``; capped at 90 s."""
+    if value is None or value != value or value <= 0:
+        return min(default, MAX_TIMEOUT_S)
+    return min(float(value), MAX_TIMEOUT_S)
+
+
+def apply_rlimits(limits: SandboxLimits) -> None:
+    """Set the rlimits in the calling (freshly forked) process; inherited by the sandbox."""
+    pairs = {
+        # The hard CPU limit one second later, so the soft one delivers SIGXCPU
+        # (reported as cpu_limit) before the kernel's SIGKILL.
+        resource.RLIMIT_CPU: (limits.cpu_s, limits.cpu_s + 1),
+        resource.RLIMIT_AS: (limits.memory_bytes, limits.memory_bytes),
+        resource.RLIMIT_NPROC: (limits.max_processes, limits.max_processes),
+        resource.RLIMIT_FSIZE: (limits.file_size_bytes, limits.file_size_bytes),
+        resource.RLIMIT_NOFILE: (limits.open_files, limits.open_files),
+        resource.RLIMIT_CORE: (0, 0),
+    }
+    for which, (soft, hard) in pairs.items():
+        resource.setrlimit(which, (soft, hard))
