@@ -70,14 +70,26 @@ def _value_ok(value: Any, acceptable: list[Any], kind: type | None, item_kind: t
     return "" if ok else "value_error"
 
 
-def _type_ok(value: Any, kind: type | None, items: type | None, answer_type: type | None) -> str:
-    if kind is None or (answer_type is not None and type(value) is answer_type):
+def _item_ok(item: Any, option: list[Any], items: type) -> bool:
+    inner = _answer_type(option, items)
+    return type(item) is items or (inner is not None and type(item) is inner)
+
+
+def _nested_ok(value: list[Any], acceptable: list[Any], items: type) -> bool:
+    # Each acceptable list sets its own element type; a non-list option imposes none.
+    return any(not isinstance(option, list) or all(_item_ok(v, option, items) for v in value)
+               for option in acceptable)
+
+
+def _type_ok(value: Any, kind: type | None, items: type | None, acceptable: list[Any]) -> str:
+    if kind is None:
         return ""
-    if type(value) is not kind:
-        return "type_error:simple"
-    if kind is list and items is not None and not all(type(v) is items for v in value):
-        return "type_error:nested"
-    return ""
+    if type(value) is kind:
+        if kind is list and items is not None and not _nested_ok(value, acceptable, items):
+            return "type_error:nested"
+        return ""
+    answer_type = _answer_type(acceptable, kind)
+    return "" if answer_type is not None and type(value) is answer_type else "type_error:simple"
 
 
 def _answer_type(acceptable: list[Any], kind: type | None) -> type | None:
@@ -95,11 +107,11 @@ def _check_param(value: Any, prop: dict[str, Any], acceptable: list[Any], langua
         value = list(value)
     if language == "python" and kind is float and type(value) is int:
         value = float(value)
-    answer_type = _answer_type(acceptable, kind)
-    error = _type_ok(value, kind, items, answer_type)
+    error = _type_ok(value, kind, items, acceptable)
     if error:
         return error
-    if answer_type is not None and type(value) is answer_type:
+    if _answer_type(acceptable, kind) is not None:
+        # Variables are compared as given, without the per-type checkers.
         return "" if value in acceptable else "value_error:variable"
     return _value_ok(value, acceptable, kind, items)
 
