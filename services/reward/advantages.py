@@ -25,18 +25,26 @@ Floats = NDArray[np.float64]
 ZeroStd = Literal["zero", "mask"]
 
 
+_ZERO_STD = 1e-12
+
+
+def _normalised(centred: Floats, std: Floats, eps: float) -> Floats:
+    # Equal rewards leave float noise in (r − mean); dividing it by eps would make it look like signal.
+    return np.where(std > _ZERO_STD, centred / (std + eps), 0.0)
+
+
 def grpo(rewards: Sequence[float], *, eps: float = EPS) -> Floats:
-    """(r − mean) / (std + eps) within one group (population std)."""
+    """(r − mean) / (std + eps) within one group (population std); 0 when all rewards are equal."""
     r = np.asarray(rewards, dtype=np.float64)
     if r.size == 0:
         return r
-    return (r - r.mean()) / (r.std() + eps)
+    return _normalised(r - r.mean(), np.full_like(r, r.std()), eps)
 
 
 def grpo_batch(rewards: NDArray[np.floating], *, eps: float = EPS) -> Floats:
     """GRPO for a (groups × members) matrix, one vectorised pass."""
     r = np.asarray(rewards, dtype=np.float64)
-    return (r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, keepdims=True) + eps)
+    return _normalised(r - r.mean(axis=1, keepdims=True), r.std(axis=1, keepdims=True), eps)
 
 
 def rloo(rewards: Sequence[float]) -> Floats:
@@ -62,7 +70,7 @@ def reinforce_pp(rewards: NDArray[np.floating], *, group_baseline: bool = False,
     if r.size == 0:
         return r
     centred = r - (r.mean(axis=-1, keepdims=True) if group_baseline and r.ndim == 2 else r.mean())
-    return centred / (centred.std() + eps)
+    return _normalised(centred, np.full_like(centred, centred.std()), eps)
 
 
 def _ragged(step_rewards: Sequence[Sequence[float]]) -> Floats:
@@ -83,10 +91,10 @@ def grpo_per_step(step_rewards: Sequence[Sequence[float]], *, min_group_size: in
         mean = np.nansum(grid, axis=0) / np.maximum(counts, 1)
         var = np.nansum((grid - mean) ** 2, axis=0) / np.maximum(counts, 1)
     std = np.sqrt(var)
-    adv = np.where(present, (np.nan_to_num(grid) - mean) / (std + eps), 0.0)
+    adv = np.where(present, _normalised(np.nan_to_num(grid) - mean, np.broadcast_to(std, grid.shape), eps), 0.0)
     valid = present & (counts >= min_group_size)
     if zero_std == "mask":
-        valid &= std > 0
+        valid &= std > _ZERO_STD
     adv = np.where(valid, adv, 0.0)
     lengths = [len(s) for s in step_rewards]
     return ([adv[i, :n].tolist() for i, n in enumerate(lengths)],

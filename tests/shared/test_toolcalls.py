@@ -319,26 +319,38 @@ def test_parse_is_deterministic() -> None:
 
 
 ADVERSARIAL = {
-    "hermes_opens": "<tool_call>{" * 90_000,
-    "hermes_unterminated_string": '<tool_call>{"name": "' + "</tool_call>" * 80_000,
-    "hermes_many_bad_calls": "<tool_call>{x\n</tool_call>" * 40_000,
-    "xml_opens": "<function=a><parameter=" * 45_000,
-    "mistral_markers": "[TOOL_CALLS]a{" * 75_000,
-    "deepseek_begins": "<｜tool▁call▁begin｜>" * 55_000,
-    "think_opens": "<think>" * 150_000,
-    "pythonic_nested": "[f(x=" + "[" * 1_000_000,
-    "braces": "{" * 1_000_000,
-    "python_tag_json": "<|python_tag|>" + '{"name": "a", "parameters": {}};' * 30_000,
+    "hermes_opens": ("<tool_call>{", 90_000),
+    "hermes_unterminated_string": ("</tool_call>", 80_000),
+    "hermes_many_bad_calls": ("<tool_call>{x\n</tool_call>", 40_000),
+    "xml_opens": ("<function=a><parameter=", 45_000),
+    "mistral_markers": ("[TOOL_CALLS]a{", 75_000),
+    "deepseek_begins": ("<｜tool▁call▁begin｜>", 55_000),
+    "think_opens": ("<think>", 150_000),
+    "pythonic_nested": ("[", 1_000_000),
+    "braces": ("{", 1_000_000),
+    "python_tag_json": ('{"name": "a", "parameters": {}};', 30_000),
 }
+_PREFIX = {"hermes_unterminated_string": '<tool_call>{"name": "', "pythonic_nested": "[f(x=",
+           "python_tag_json": "<|python_tag|>"}
+
+
+def _timed_parse(name: str, repeat: int) -> tuple[str, float]:
+    unit, _ = ADVERSARIAL[name]
+    text = _PREFIX.get(name, "") + unit * repeat
+    started = time.perf_counter()
+    result = parse_tool_calls(text)
+    elapsed = time.perf_counter() - started
+    for call in result.calls[:50]:
+        assert text[call.start : call.end] == call.raw
+    return text, elapsed
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_one_megabyte_adversarial_input_finishes_fast(name: str) -> None:
-    text = ADVERSARIAL[name]
+    repeat = ADVERSARIAL[name][1]
+    _, quarter = _timed_parse(name, repeat // 4)
+    text, full = _timed_parse(name, repeat)
     assert len(text) >= 900_000
-    started = time.perf_counter()
-    result = parse_tool_calls(text)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 2.0, f"{name} took {elapsed:.2f}s"
-    for call in result.calls[:50]:
-        assert text[call.start : call.end] == call.raw
+    # Linear time: 4x the input may cost ~4x (quadratic would be 16x); the machine is shared, so be generous.
+    assert full < 10.0, f"{name} took {full:.2f}s"
+    assert full < 9 * quarter + 0.5, f"{name}: {quarter:.3f}s for 1/4, {full:.3f}s for all"
