@@ -45,6 +45,7 @@ def reward_component(*, name: str, version: str) -> Callable[[ComponentFn], Comp
     """Register ``fn(traj, ground_truth, **params) -> ComponentResult`` under a name and version."""
 
     def wrap(fn: ComponentFn) -> ComponentFn:
+        """Record the function in the registry and return it unchanged."""
         _REGISTRY[name] = Component(name=name, version=version, fn=fn)
         return fn
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["is_optional", "json_type_fits", "normalise_text", "strip_optional", "values_match"]
@@ -16,6 +17,7 @@ __all__ = ["is_optional", "json_type_fits", "normalise_text", "strip_optional", 
 Schema = dict[str, Any]
 
 
+@lru_cache(maxsize=8192)
 def normalise_text(value: str) -> str:
     """NFKC, casefold, trim, collapse internal whitespace (no punctuation stripping)."""
     return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
@@ -35,18 +37,20 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+_TYPE_CHECKS = {
+    "integer": lambda v: _is_number(v) and float(v).is_integer(),
+    "number": _is_number,
+    "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
 def json_type_fits(value: Any, kind: str | None) -> bool:
     """True when the value is of the JSON-schema type (integral floats fit ``integer``)."""
-    checks = {
-        "integer": lambda v: _is_number(v) and float(v).is_integer(),
-        "number": _is_number,
-        "boolean": lambda v: isinstance(v, bool),
-        "string": lambda v: isinstance(v, str),
-        "array": lambda v: isinstance(v, list),
-        "object": lambda v: isinstance(v, dict),
-        "null": lambda v: v is None,
-    }
-    check = checks.get(kind or "")
+    check = _TYPE_CHECKS.get(kind or "")
     return True if check is None else check(value)
 
 
@@ -83,6 +87,7 @@ def _unordered_match(pred: Any, gt_items: list[Any], item_schema: Schema | None)
     owner: dict[int, int] = {}
 
     def place(g: int, seen: set[int]) -> bool:
+        """Find ground-truth item g a predicted item, moving earlier owners if needed."""
         for p, value in enumerate(pred):
             if p in seen or not values_match(value, gt_items[g], item_schema):
                 continue
@@ -121,6 +126,9 @@ def values_match(pred: Any, gt: Any, schema: Schema | None = None) -> bool:
     if isinstance(gt, dict) and set(gt) == {"$unordered"}:
         return _unordered_match(pred, list(gt["$unordered"]), items)
     kind = (schema or {}).get("type") or _infer_kind(gt)
+    if isinstance(kind, str) and not isinstance(gt, (list, dict)) and not json_type_fits(gt, kind):
+        # The ground truth contradicts its schema (seen in real data): trust the ground truth's type.
+        kind = _infer_kind(gt)
     if isinstance(kind, list):
         # A union type is the schema saying a value may arrive as any of these types.
         return any(_union_match(pred, gt, k) for k in kind)

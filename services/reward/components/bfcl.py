@@ -102,6 +102,8 @@ def _answer_type(acceptable: list[Any], kind: type | None) -> type | None:
 
 def _check_param(value: Any, prop: dict[str, Any], acceptable: list[Any], language: str) -> str:
     kind = _expected_type(prop)
+    if kind is None and language == "python":
+        kind = str  # BFCL maps Python "any" to str
     items = _expected_type(prop.get("items") or {}) if kind is list else None
     if isinstance(value, tuple):
         value = list(value)
