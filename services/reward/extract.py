@@ -7,8 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from shared.schema import Message, Trajectory, content_text
-from shared.toolcalls import parse_tool_calls
-from shared.toolcalls._json import normalise_arguments
+from shared.toolcalls import normalise_arguments, parse_tool_calls
 
 __all__ = ["Decision", "ModelTurn", "PredictedCall", "ROLLOUT_ERROR_PREFIX", "read_model_turn"]
 

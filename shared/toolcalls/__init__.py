@@ -6,6 +6,7 @@ character span in the raw text. The same parser serves inference, gateway,
 rollout and reward.
 """
 
+from shared.toolcalls._json import normalise_arguments
 from shared.toolcalls.models import CallStatus, Extraction, ParsedCall, ParseResult, default_call_id
 from shared.toolcalls.reasoning import reasoning_spans
 from shared.toolcalls.registry import (
@@ -27,6 +28,7 @@ __all__ = [
     "default_call_id",
     "detect_family",
     "family_names",
+    "normalise_arguments",
     "parse_tool_calls",
     "reasoning_spans",
     "tool_schemas",

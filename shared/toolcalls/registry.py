@@ -68,7 +68,10 @@ def detect_family(text: str) -> str | None:
     body = text[start:].lstrip()
     if looks_pythonic(body):
         return "pythonic"
-    return "llama3_json" if body.startswith("{") or tag != -1 else None
+    if tag != -1:
+        return "llama3_json"
+    # A bare JSON message is often an answer, not a call: auto mode wants a "name" key up front.
+    return "llama3_json" if body.startswith("{") and '"name"' in body[:256] else None
 
 
 def tool_schemas(tools: Iterable[Any] | None) -> Schemas | None:

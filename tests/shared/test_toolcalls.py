@@ -209,6 +209,12 @@ def test_llama_bare_json_message_and_malformed() -> None:
     assert nameless.calls[0].status == "missing_name"
 
 
+def test_bare_json_answer_is_not_a_call_in_auto_mode() -> None:
+    assert parse_tool_calls('{"answer": 4, "sources": []}').calls == []
+    assert parse_tool_calls('{"answer": 4}', family="llama3_json").calls[0].status == "missing_name"
+    assert parse_tool_calls('{"name": "f", "parameters": {}}').family == "llama3_json"
+
+
 def test_llama_json_inside_prose_is_not_a_call() -> None:
     result = parse_tool_calls('Use a body like {"name": "x"} when calling.', family="llama3_json")
     assert result.calls == []

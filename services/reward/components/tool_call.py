@@ -12,7 +12,7 @@ from services.reward.matching import best_assignment
 from services.reward.registry import ComponentResult, reward_component
 from services.reward.values import is_optional, json_type_fits, strip_optional, values_match
 
-__all__ = ["DESTRUCTIVE_TOOLS", "ExpectedCall", "ToolCallTruth", "arg_score", "score_tool_call"]
+__all__ = ["DESTRUCTIVE_TOOLS", "ExpectedCall", "ToolCallTruth", "arg_score", "same_tool", "score_tool_call"]
 
 DESTRUCTIVE_TOOLS = frozenset({"delete_file", "transfer_funds"})
 _MISSING = object()
@@ -79,9 +79,17 @@ def arg_score(pred: dict[str, Any] | None, gt: dict[str, Any], params: dict[str,
     return PairScore(score=score, hallucinated=hallucinated, type_errors=type_errors)
 
 
+def same_tool(predicted: str | None, expected: str) -> bool:
+    """Names match as sent: ``weather.get`` is bound to the API as ``weather_get``."""
+    return predicted is not None and (predicted == expected or predicted == expected.replace(".", "_"))
+
+
 def _pair_matrix(preds: list[PredictedCall], gts: list[ExpectedCall],
                  schemas: dict[str, dict[str, Any]]) -> list[list[PairScore | None]]:
-    return [[arg_score(p.arguments, g.arguments, schemas.get(g.name, {})) if p.name == g.name else None
+    def params(name: str) -> dict[str, Any]:
+        return schemas.get(name) or schemas.get(name.replace(".", "_"), {})
+
+    return [[arg_score(p.arguments, g.arguments, params(g.name)) if same_tool(p.name, g.name) else None
              for g in gts] for p in preds]
 
 

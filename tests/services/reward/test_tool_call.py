@@ -189,3 +189,9 @@ def test_opd_component_is_all_or_nothing(make_traj) -> None:
     assert opd(make_traj(calls=[(GW, {"city": "Paris", "days": 3})]), truth).score == 1.0
     partial = opd(make_traj(calls=[(GW, {"city": "Paris", "days": "3"})]), truth)
     assert partial.score == 0.0 and partial.metrics["argument_correct"] == 0.0
+
+
+def test_dotted_tool_name_matches_its_api_binding(make_traj) -> None:
+    truth = gt(("weather.get", {"city": "Oslo"}))
+    assert score(make_traj(calls=[("weather_get", {"city": "Oslo"})]), truth).score == pytest.approx(1.0)
+    assert score(make_traj(calls=[("weatherget", {"city": "Oslo"})]), truth).metrics["tool_name_accuracy"] == 0.0
