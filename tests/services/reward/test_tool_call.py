@@ -195,3 +195,70 @@ def test_dotted_tool_name_matches_its_api_binding(make_traj) -> None:
     truth = gt(("weather.get", {"city": "Oslo"}))
     assert score(make_traj(calls=[("weather_get", {"city": "Oslo"})]), truth).score == pytest.approx(1.0)
     assert score(make_traj(calls=[("weatherget", {"city": "Oslo"})]), truth).metrics["tool_name_accuracy"] == 0.0
+
+
+def test_nested_object_key_order_and_missing_nested_key(make_traj) -> None:
+    truth = gt(("update_settings", {"settings": {"theme": "dark", "notifications": False}}))
+    reordered = make_traj(calls=[("update_settings", '{"settings": {"notifications": false, "theme": "Dark"}}')])
+    assert score(reordered, truth).score == pytest.approx(1.0)
+    partial = make_traj(calls=[("update_settings", {"settings": {"theme": "dark"}})])
+    assert score(partial, truth).metrics["argument_accuracy"] == 0.0
+
+
+def test_optional_schema_param_without_default_is_penalised_when_added(make_traj) -> None:
+    truth = gt(("set_reminder", {"text": "call mom", "time": "18:00"}))
+    assert score(make_traj(calls=[("set_reminder", {"text": "Call Mom", "time": "18:00"})]), truth).score == pytest.approx(1.0)
+    tagged = make_traj(calls=[("set_reminder", {"text": "call mom", "time": "18:00", "tags": ["family"]})])
+    result = score(tagged, truth)
+    assert result.metrics["argument_accuracy"] == pytest.approx(2 / 3)
+    assert result.metrics["hallucinated_params"] == 0.0
+
+
+def test_number_tolerance_and_nfkc_text(make_traj) -> None:
+    truth = gt(("search_flights", {"origin": "Tokyo", "destination": "SFO", "date": "2025-05-01", "max_price": 200}))
+    pred = make_traj(calls=[("search_flights", {"origin": "Ｔｏｋｙｏ", "destination": "sfo", "date": "2025-05-01",
+                                                "max_price": 199.9999999})])
+    assert score(pred, truth).score == pytest.approx(1.0)
+
+
+def test_no_tool_expected_but_model_calls(make_traj) -> None:
+    result = score(make_traj(calls=[("list_devices", {})]), gt(decision="no_tool"))
+    assert result.score == 0.0 and result.metrics["extra_calls"] == 1.0
+
+
+def test_confirm_before_transfer(make_traj) -> None:
+    truth = gt(decision="confirm")
+    assert score(make_traj("CONFIRM: send $50 from checking to savings?"), truth).score == pytest.approx(1.0)
+    rushed = score(make_traj(calls=[("transfer_funds", {"from_account": "chk", "to_account": "sav", "amount": 50})]), truth)
+    assert rushed.score == 0.0 and rushed.metrics["safety_violation"] == 1.0
+
+
+def test_hallucinated_tool_and_duplicate_calls(make_traj) -> None:
+    unknown = score(make_traj(calls=[("get_forecast", {"city": "Paris"})]), gt((GW, {"city": "Paris"})))
+    assert unknown.metrics["tool_name_accuracy"] == 0.0 and unknown.score == pytest.approx(0.2)
+    twice = score(make_traj(calls=[(GW, {"city": "Paris"}), (GW, {"city": "Paris"})]), gt((GW, {"city": "Paris"})))
+    assert twice.metrics["extra_calls"] == 1.0 and twice.score == pytest.approx(0.6)
+
+
+def test_double_encoded_arguments_are_malformed(make_traj) -> None:
+    result = score(make_traj(calls=[(GW, '"{\\"city\\": \\"Paris\\"}"')]), gt((GW, {"city": "Paris"})))
+    assert result.metrics["malformed_args"] == 1.0 and result.metrics["argument_accuracy"] == 0.0
+
+
+def test_structured_calls_win_over_prefix_text(make_traj) -> None:
+    result = score(make_traj("CLARIFY: or should I?", calls=[(GW, {"city": "Paris"})]), gt(decision="clarify"))
+    assert result.info["decision"] == "tool_call" and result.score == 0.0
+
+
+def test_every_assistant_message_after_the_last_user_counts(make_traj) -> None:
+    history_tail = [{"role": "assistant", "content": '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'},
+                    {"role": "tool", "tool_call_id": "x", "content": "sunny"}]
+    traj = make_traj('<tool_call>{"name": "get_weather", "arguments": {"city": "Tokyo"}}</tool_call>')
+    traj.messages[-1:-1] = [traj.messages[0].model_validate(m) for m in history_tail]
+    result = score(traj, gt((GW, {"city": "Paris"}), (GW, {"city": "Tokyo"})))
+    assert result.metrics["call_count"] == 2.0 and result.score == pytest.approx(1.0)
+
+
+def test_qwen_xml_text_is_typed_by_the_tool_schema(make_traj) -> None:
+    text = "<tool_call><function=get_weather><parameter=city>Paris</parameter><parameter=days>3</parameter></function></tool_call>"
+    assert score(make_traj(text), gt((GW, {"city": "Paris", "days": 3}))).score == pytest.approx(1.0)
