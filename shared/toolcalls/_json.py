@@ -1,4 +1,4 @@
-"""JSON helpers shared by the family parsers: one decode attempt, arguments normalised."""
+"""JSON routines shared by the family parsers: one decode attempt, arguments normalised."""
 
 from __future__ import annotations
 
