@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     queue_task_time_limit_s: int = Field(3000, ge=1)
     shared_data_dir: Path | None = None
     db_pool_size: int = Field(10, ge=1)
+    tools_pool_size: int = Field(8, ge=1, le=256)
+    tools_acquire_timeout_s: float = Field(30.0, gt=0)
+    tools_uid_base: int = Field(20000, ge=1000)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 

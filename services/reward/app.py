@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import FastAPI
 
+from services.reward.mathcheck import shutdown_pool
+from services.reward.routes import router
 from shared.settings import Settings
-from shared.web import ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec, create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 
-SERVICE = ServiceSpec(name="reward", uses_redis=True)
+
+async def _stop(app: FastAPI, state: AppState) -> None:
+    await asyncio.to_thread(shutdown_pool)
+
+
+SERVICE = ServiceSpec(
+    name="reward",
+    routers=[router],
+    shutdown=[_stop],
+    uses_redis=True,
+    description="Reward scoring with provenance, GRPO/RLOO/REINFORCE++ advantages.",
+)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -2,14 +2,40 @@
 
 from __future__ import annotations
 
+import httpx
 from fastapi import FastAPI
 
+from services.tools.routes import router
+from services.tools.sandbox_pool import SandboxPool
+from services.tools.service import build_default_service
 from shared.settings import Settings
-from shared.web import ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec, create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 
-SERVICE = ServiceSpec(name="tools", uses_redis=False)
+
+async def _start(app: FastAPI, state: AppState) -> None:
+    settings = state.settings
+    pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
+                             uid_base=settings.tools_uid_base).start()
+    http = httpx.AsyncClient(timeout=30.0)
+    state.resources["sandbox_pool"] = pool
+    state.resources["tools_http"] = http
+    app.state.tool_service = build_default_service(pool, http_client=http)
+
+
+async def _stop(app: FastAPI, state: AppState) -> None:
+    await state.resources.pop("tools_http").aclose()
+    await state.resources.pop("sandbox_pool").close()
+
+
+SERVICE = ServiceSpec(
+    name="tools",
+    routers=[router],
+    startup=[_start],
+    shutdown=[_stop],
+    description="Sandboxed tool execution: python, bash, calculator, memory search, HTTP tools.",
+)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
