@@ -17,7 +17,7 @@ import numpy as np
 from services.reward.advantages import grpo, grpo_batch
 from services.reward.components.bfcl import bfcl_verdict
 from services.reward.components.tool_call import ToolCallTruth, score_tool_call
-from services.reward.data import load_rows
+from shared.data import load_rows
 from shared.schema import Trajectory
 
 

@@ -6,7 +6,6 @@ trajectories through the REST API, and prints what it stored and found.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from rich.table import Table
 
 from shared.bootstrap import prepare_embedded
 from shared.client import Client
+from shared.data import data_dir
 from shared.jsonl import iter_jsonl_path
 from shared.schema import Trajectory
 from shared.settings import Settings, get_settings
@@ -26,11 +26,6 @@ from shared.settings import Settings, get_settings
 __all__ = ["register"]
 
 console = Console()
-
-
-def _data_dir() -> Path:
-    env = os.environ.get("TRAJFORGE_SHARED_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _start_server(port: int, settings: Settings) -> Any:
@@ -54,7 +49,7 @@ def demo(rows_per_file: int = typer.Option(50, help="Rows sampled from each data
          port: int = typer.Option(0, help="Loopback port (0 picks a free one).")) -> None:
     """Run the main job on embedded defaults and print what it did."""
     settings = get_settings()
-    data = _data_dir()
+    data = data_dir()
     files = sorted(data.glob("*.jsonl"))
     if not files:
         console.print(f"[red]no JSONL files in {data}; set TRAJFORGE_SHARED_DATA_DIR[/red]")

@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from shared.auth import create_key
+from shared.data import data_dir
 from shared.db.migrate import upgrade
 from shared.db.session import create_engine_for
 from shared.settings import Settings
@@ -32,7 +33,7 @@ REDIS_URL = os.environ.get("TRAJFORGE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0
 
 def shared_data_dir() -> Path:
     """The folder of real public trajectories beside the repository."""
-    return Path(os.environ.get("TRAJFORGE_SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+    return data_dir()
 
 
 def _server_url(url: str) -> tuple[str, str]:

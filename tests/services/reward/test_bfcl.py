@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from services.reward.components.bfcl import bfcl_verdict, check_calls, check_single, standardise
-from services.reward.data import load_rows
+from shared.data import load_rows
 from services.reward.extract import PredictedCall
 from services.reward.matching import best_assignment
 from shared.schema import Trajectory

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from services.reward.data import load_rows
+from shared.data import load_rows
 from services.reward.service import score_trajectories
 from services.reward.spec import RewardSpec
 from shared.schema import Trajectory
