@@ -1,0 +1,54 @@
+"""Hesitation and correction-cascade markers for DeadLoopFilter, per language.
+
+Differences from the reference, each deliberate (see the tests named for them):
+- 等等 counts only at the start of a clause; after a noun it means "etc.";
+- 我不确定 ("I'm not sure") is an honest statement, not hesitation;
+- Korean 음/어 count only as standalone interjections, never inside words (다음, 어떻게);
+- 重新 alone ("re-", as in restart) is no cascade marker, only 重新想/重新考虑/重新算.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CASCADE_RE", "HESITATION_RE"]
+
+_EN = (
+    r"\b(?:wait(?:\.{2,}|\s*,?\s*(?:wait|no|actually|hmm|let)\b)"
+    r"|(?:no|oh|but)\s+wait\b|h+m{2,}\b|hm+\b|uh+m*\b|um+\b"
+    r"|actually,?\s+(?:no|wait|i\s+was)\b|no,\s*actually,?\s+(?:that|this|i)\b"
+    r"|let\s+me\s+(?:rethink|re-think|try\s+again|start\s+over|reconsider)\b"
+    r"|i'?ll\s+(?:start\s+over|try\s+again|redo\s+this)\b"
+    r"|i'?m\s+(?:getting\s+confused|going\s+in\s+circles|lost\s+here|not\s+sure\s+where)\b"
+    r"|this\s+is\s+(?:getting|becoming)\s+(?:messy|complicated\s+fast|circular)\b"
+    r"|i\s+keep\s+(?:making|getting)\s+the\s+same\s+error\b"
+    r"|i\s+(?:made|keep\s+making)\s+the\s+same\s+(?:mistake|error)\s+again\b)"
+)
+# Clause start: beginning, whitespace or punctuation, so 橙子等等 (a list's "etc.") is not hit.
+_ZH_START = r"(?:(?<=^)|(?<=[\s，,。.！!？?；;：:…「“\"'（(]))"
+_ZH = (
+    _ZH_START + r"(?:哦?等等|等一等)"
+    r"|不不不+|嗯{2,}|呃+|不对[，,]?\s*(?:等等|重新|让我)|错了[，,]?\s*让我"
+    r"|让我(?:重新|再|再次)(?:想|试|来|考虑|计算)|我(?:再|重新)(?:想想|试试|来一次|考虑)"
+    r"|我(?:越来越|有点)?(?:搞不清楚?|迷糊了?|乱了)|这(?:变得|越来越)(?:复杂|乱|难以?理清)"
+    r"|我(?:好像|似乎|又)(?:搞|弄)错了?|我(?:又犯|再次犯)了?错|一直(?:出错|犯错|搞错)"
+)
+_JA = (
+    r"ちょっと待って|待って待って|いや待って|えっと+|うーん+|あれ[、,]?(?:また|もう一度)"
+    r"|もう一度考え直|やり直し|混乱してきた|わからなくなって"
+)
+# Standalone syllables only: not preceded or followed by another hangul syllable.
+_KO = (
+    r"잠깐(?:만요?)?[,.!…]|아\s+잠깐|(?<![가-힣])(?:음+|어+)(?![가-힣])(?=\s*[,.!?…~])"
+    r"|다시\s*(?:생각|시작|해보|해야)|헷갈(?:리기|리네|려서)|계속\s*(?:틀리|실수|잘못)"
+)
+
+#: Hesitation markers of all languages, one alternation.
+HESITATION_RE = re.compile(f"{_EN}|{_ZH}|{_JA}|{_KO}", re.I)
+
+#: Correction-cascade markers (``let me`` deliberately excluded: agent preambles use it).
+CASCADE_RE = re.compile(
+    r"\b(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake))\b"
+    r"|" + _ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再",
+    re.I,
+)
