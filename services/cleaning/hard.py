@@ -10,7 +10,7 @@ from pydantic import Field
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.simple_query import is_simple_query
-from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
+from services.cleaning.text import cjk_count, cjk_ratio, has_media, message_text, normalize_tool_calls
 
 __all__ = ["HardFilter", "HardFilterParams"]
 
@@ -21,7 +21,11 @@ class HardFilterParams(StepParams):
     min_user_chars: int = Field(10, ge=0, description="Simple-query length floor (non-CJK).")
     min_user_chars_cjk: int = Field(6, ge=0, description="Simple-query length floor (CJK).")
     min_assistant_chars_2turn: int = Field(80, ge=0, description="Shallow-reply floor for 1+1 turns.")
+    min_assistant_chars_2turn_cjk: int = Field(
+        32, ge=0, description="Shallow-reply floor when the reply is CJK (denser script).")
     min_thinking_chars: int = Field(200, ge=0, description="Reasoning at least this long counts.")
+    shallow_reply_with_tools: bool = Field(
+        False, description="Apply shallow_reply to rows that declare tools (short clarifications are valid there).")
     allow_incomplete_role: bool = Field(False, description="Keep rows without a user message.")
     system_deny_keywords: list[str] | None = Field(None, description="Whole-word deny list for the system prompt.")
     max_chars_per_round: int | None = Field(None, ge=1, description="Longest single message.")
@@ -50,7 +54,7 @@ class HardFilter(ParamStep):
         """Keep rows passing every rule, in order."""
         kept, dropped = [], []
         for row in rows:
-            reason = self.reason(row.get("messages"))
+            reason = self.reason(row.get("messages"), has_tools=bool(row.get("tools")))
             if reason is None:
                 kept.append(row)
             else:
@@ -67,7 +71,7 @@ class HardFilter(ParamStep):
                 return True
         return False
 
-    def reason(self, messages: Any) -> str | None:
+    def reason(self, messages: Any, *, has_tools: bool = False) -> str | None:
         """The first failing rule's reason for these messages, or None."""
         if messages is None:
             messages = []
@@ -78,9 +82,11 @@ class HardFilter(ParamStep):
         assts = [m for m in msgs if m.get("role") == "assistant"]
         if not users and not self.params.allow_incomplete_role:
             return "no_user"
-        return self._turn_rules(users, assts) or self._size_rules(msgs, users, assts)
+        shallow = self.params.shallow_reply_with_tools or not has_tools
+        return self._turn_rules(users, assts, shallow) or self._size_rules(msgs, users, assts)
 
-    def _turn_rules(self, users: list[dict[str, Any]], assts: list[dict[str, Any]]) -> str | None:
+    def _turn_rules(self, users: list[dict[str, Any]], assts: list[dict[str, Any]],
+                    shallow: bool) -> str | None:
         p = self.params
         if len(users) == 1 and isinstance(users[0].get("content"), str):
             first_thinks = bool(assts) and self._thinks(assts[0])
@@ -88,10 +94,12 @@ class HardFilter(ParamStep):
                 users[0]["content"], min_chars=p.min_user_chars, min_chars_cjk=p.min_user_chars_cjk
             ):
                 return "trivial_single_turn"
-        if len(users) == 1 and len(assts) == 1:
+        if shallow and len(users) == 1 and len(assts) == 1:
             a = assts[0]
             # A short reply that is a tool call is a valid agent turn, not a shallow answer.
-            short = len(message_text(a.get("content"))) < p.min_assistant_chars_2turn
+            text = message_text(a.get("content"))
+            floor = p.min_assistant_chars_2turn_cjk if cjk_ratio(text) >= 0.3 else p.min_assistant_chars_2turn
+            short = len(text) < floor
             if short and not self._thinks(a) and not normalize_tool_calls(a.get("tool_calls")) \
                     and not has_media(a.get("content")):
                 return "shallow_reply"
