@@ -8,7 +8,7 @@ import orjson
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
-from services.cleaning.markers import CASCADE_RE, HESITATION_RE
+from services.cleaning.markers import count_cascade_starts, count_hesitations
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import cjk_ratio, is_agent_row, message_text, normalize_tool_calls, \
     reasoning_of, split_think
@@ -51,7 +51,7 @@ def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
 
 
 def _cascade(text: str, k: int, window: int) -> bool:
-    starts = [m.start() for m in CASCADE_RE.finditer(text)]
+    starts = count_cascade_starts(text)
     return any(starts[i + k - 1] - starts[i] <= window for i in range(len(starts) - k + 1))
 
 
@@ -109,7 +109,7 @@ class DeadLoopFilter(ParamStep):
         if not text:
             return False
         p = self.params
-        hits = len(HESITATION_RE.findall(text))
+        hits = count_hesitations(text)
         if hits >= p.min_markers and hits * 1000 / len(text) > density:
             return True
         if _cascade(text, k, p.cascade_window):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CASCADE_RE", "HESITATION_RE"]
+__all__ = ["count_cascade_starts", "count_hesitations"]
 
 _EN = (
     r"\b(?:wait(?:\.{2,}|\s*,?\s*(?:wait|no|actually|hmm|let)\b)"
@@ -43,12 +43,27 @@ _KO = (
     r"|다시\s*(?:생각|시작|해보|해야)|헷갈(?:리기|리네|려서)|계속\s*(?:틀리|실수|잘못)"
 )
 
-#: Hesitation markers of all languages, one alternation.
-HESITATION_RE = re.compile(f"{_EN}|{_ZH}|{_JA}|{_KO}", re.I)
+# English and CJK markers are separate patterns so ASCII text (most text) pays for one only.
+# Matched against lowercased text without re.I, behind a first-letter lookahead: about 3x faster.
+_HES_EN = re.compile(r"\b(?=[wnobhualti])(?:" + _EN[2:] + ")")
+_HES_CJK = re.compile(f"{_ZH}|{_JA}|{_KO}")
 
-#: Correction-cascade markers (``let me`` deliberately excluded: agent preambles use it).
-CASCADE_RE = re.compile(
-    r"\b(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake))\b"
-    r"|" + _ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再",
-    re.I,
+# Correction-cascade markers (``let me`` deliberately excluded: agent preambles use it).
+_CAS_EN = re.compile(
+    r"\b(?=[wahoni])(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake))\b"
 )
+_CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再")
+
+
+def count_hesitations(text: str) -> int:
+    """Number of hesitation markers in ``text`` (all languages)."""
+    n = len(_HES_EN.findall(text.lower()))
+    return n if text.isascii() else n + len(_HES_CJK.findall(text))
+
+
+def count_cascade_starts(text: str) -> list[int]:
+    """Sorted start offsets of correction-cascade markers."""
+    starts = [m.start() for m in _CAS_EN.finditer(text.lower())]
+    if not text.isascii():
+        starts = sorted(starts + [m.start() for m in _CAS_CJK.finditer(text)])
+    return starts

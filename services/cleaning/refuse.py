@@ -18,7 +18,7 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.text import THINK_BLOCK_RE, message_text
+from services.cleaning.text import THINK_BLOCK_RE, is_agent_row, message_text
 
 __all__ = ["RefuseFilter", "RefuseParams", "is_refusal"]
 
@@ -70,18 +70,47 @@ _PIVOT = re.compile(
     re.I,
 )
 
+# In agent rows a denial that cites the operator's policy or redirects the user is the task
+# done right
+# (an airline agent refusing an out-of-policy refund), not a model refusal.
+_POLICY_REASON = re.compile(
+    r"\b(?:policy|policies|guidelines?|terms|eligib\w*|per\s+the|due\s+to|since\s+(?:you|the|your)"
+    r"|because\s+(?:you|the|your)|membership|regulations?|human\s+agent|would\s+you\s+like"
+    r"|you\s+(?:would|will)\s+need\s+to|I\s+(?:can|could)\s+(?:only|transfer|help\s+you\s+with)|recommend)\b"
+    r"|规定|政策|条款|人工客服|規定|ポリシー|정책|규정|상담원",
+    re.I,
+)
 
-def is_refusal(text: str, *, check_window: int = 600) -> bool:
+# Cheap substring screen: a window without any of these cannot match a family above.
+_TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "declin", "refus", "not allowed",
+                "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
+                "not appropriate", "outside", "beyond", "not something")
+_TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "不适合", "不被", "违反", "不当", "不合适", "超出",
+                 "できません", "かねます", "お断り", "辞退", "없", "어렵", "불가", "거절", "거부")
+
+
+def _may_refuse(window: str) -> bool:
+    low = window.lower()
+    if any(t in low for t in _TRIGGERS_EN):
+        return True
+    return not window.isascii() and any(t in window for t in _TRIGGERS_CJK)
+
+
+def is_refusal(text: str, *, check_window: int = 600, agent: bool = False) -> bool:
     """True if the first ``check_window`` chars (think blocks removed) refuse the task."""
     if check_window <= 0 or not text:
         return False
     if "<" in text:
         text = THINK_BLOCK_RE.sub("", text)
     window = text.strip()[:check_window].replace("\u2019", "'")
+    if not _may_refuse(window):
+        return False
     if _HARD.search(window):
         return True
     soft = _SOFT.search(window)
-    return bool(soft) and not _PIVOT.search(window, soft.start())
+    if not soft or _PIVOT.search(window, soft.start()):
+        return False
+    return not (agent and _POLICY_REASON.search(window))
 
 
 class RefuseParams(StepParams):
@@ -90,6 +119,7 @@ class RefuseParams(StepParams):
     check_window: int = Field(600, ge=0, description="Chars scanned per turn (0 = never detects).")
     scan_all_assistants: bool = Field(True, description="Scan every assistant turn, not only the first.")
     scan_reasoning: bool = Field(False, description="Also scan reasoning_content/thinking.")
+    agent_policy_exempt: bool = Field(True, description="In agent rows, keep denials that cite a policy.")
 
 
 class RefuseFilter(ParamStep):
@@ -111,13 +141,14 @@ class RefuseFilter(ParamStep):
     def refuses(self, messages: list[Any]) -> bool:
         """True if a scanned assistant turn refuses."""
         p = self.params
+        agent = p.agent_policy_exempt and is_agent_row(messages)
         for m in messages:
             if not isinstance(m, dict) or m.get("role") != "assistant":
                 continue
             texts = [message_text(m.get("content"), sep="")]
             if p.scan_reasoning:
                 texts += [m.get(k) for k in ("reasoning_content", "thinking") if isinstance(m.get(k), str)]
-            if any(is_refusal(t, check_window=p.check_window) for t in texts):
+            if any(is_refusal(t, check_window=p.check_window, agent=agent) for t in texts):
                 return True
             if not p.scan_all_assistants and texts[0].strip():
                 return False
