@@ -8,11 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from services.cleaning.deadloop import DeadLoopFilter
 from services.cleaning.hard import HardFilter
+from services.cleaning.intent import IntentClassifier
 from services.cleaning.model_filter import ModelFilter
 from services.cleaning.normalizer import MessageNormalizer
 from services.cleaning.params import ParamStep
 from services.cleaning.refuse import RefuseFilter
 from services.cleaning.sanity import MessageSanityFilter
+from services.cleaning.score import ScoreFilter
 from services.cleaning.soup import TokenSoupFilter
 from shared.errors import InvalidInput
 
@@ -29,7 +31,7 @@ def register_step(cls: type[ParamStep]) -> type[ParamStep]:
 
 
 for _cls in (MessageNormalizer, MessageSanityFilter, HardFilter, DeadLoopFilter, RefuseFilter,
-             TokenSoupFilter, ModelFilter):
+             TokenSoupFilter, ModelFilter, IntentClassifier, ScoreFilter):
     register_step(_cls)
 
 
