@@ -63,8 +63,10 @@ def test_fetch_features_and_judged_scorers_over_loopback_http():
         r = Round(row_idx=0, asst_idx=1, context=ctx, answer="repeat: alpha")
         res = PassNScorer(n=2, min_pass=1).score([r], client)[0]
         assert res.score == 1.0 and res.passed and res.extras["n_samples"] == 2
+        # The scripted model echoes the injected instruction: mostly words the context lacks.
         para = ParaphraseScorer(chr_min_threshold=0.5).score([r], client)[0]
-        assert para.score is not None and para.passed is False
+        assert para.score is not None and para.score < 0.5 and para.passed
+        assert not ParaphraseScorer(chr_min_threshold=para.score / 2).score([r], client)[0].passed
 
 
 def test_passn_without_sampler_passes_every_round():
