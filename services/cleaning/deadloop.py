@@ -8,14 +8,14 @@ import orjson
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
-from services.cleaning.markers import count_cascade_starts, count_hesitations
+from services.cleaning.markers import cascade_upper_bound, count_cascade_starts, count_hesitations, \
+    hesitation_upper_bound
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import cjk_ratio, is_agent_row, message_text, normalize_tool_calls, \
     reasoning_of, split_think
 
-__all__ = ["DeadLoopFilter", "DeadLoopParams", "ngram_repetition"]
+__all__ = ["DeadLoopFilter", "DeadLoopParams", "ngram_repetition", "repetition_exceeds"]
 
-_NO_SPACE = str.maketrans("", "", " \n")
 
 
 class DeadLoopParams(StepParams):
@@ -37,21 +37,43 @@ class DeadLoopParams(StepParams):
 
 def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
     """1 - unique/total over contiguous n-grams (words, or chars for CJK text); 0 if too short."""
-    if cjk_ratio(text[:500]) > 0.3:
-        chars = text.translate(_NO_SPACE)
-        if len(chars) < min_words * n:
-            return 0.0
-        grams: list[Any] = [chars[i:i + n] for i in range(len(chars) - n + 1)]
-    else:
-        words = text.split()
-        if len(words) < min_words:
-            return 0.0
-        grams = list(zip(*(words[i:] for i in range(n))))
+    tokens = _tokens(text, n, min_words)
+    if tokens is None:
+        return 0.0
+    grams = _grams(tokens, n)
     return 1.0 - len(set(grams)) / len(grams)
 
 
-def _cascade(text: str, k: int, window: int) -> bool:
-    starts = count_cascade_starts(text)
+def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
+    if cjk_ratio(text[:500]) > 0.3:
+        chars = text.replace(" ", "").replace("\n", "")
+        return chars if len(chars) >= min_words * n else None
+    words = text.split()
+    return words if len(words) >= min_words else None
+
+
+def _grams(tokens: str | list[str], n: int) -> list[Any]:
+    if isinstance(tokens, str):
+        return [tokens[i:i + n] for i in range(len(tokens) - n + 1)]
+    return list(zip(*(tokens[i:] for i in range(n))))
+
+
+def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: int = 30) -> bool:
+    """True if the n-gram repetition ratio is over ``threshold``."""
+    tokens = _tokens(text, n, min_words)
+    if tokens is None:
+        return False
+    total = len(tokens) - n + 1
+    # Grams starting with distinct tokens are distinct, so unique >= distinct tokens - (n - 1):
+    # when even that bound cannot exceed the threshold, skip building the n-grams.
+    if 1.0 - (len(set(tokens)) - n + 1) / total <= threshold:
+        return False
+    grams = _grams(tokens, n)
+    return 1.0 - len(set(grams)) / total > threshold
+
+
+def _cascade(text: str, low: str, k: int, window: int) -> bool:
+    starts = count_cascade_starts(text, low)
     return any(starts[i + k - 1] - starts[i] <= window for i in range(len(starts) - k + 1))
 
 
@@ -109,9 +131,10 @@ class DeadLoopFilter(ParamStep):
         if not text:
             return False
         p = self.params
-        hits = count_hesitations(text)
-        if hits >= p.min_markers and hits * 1000 / len(text) > density:
+        low = text.lower()
+        needed = max(p.min_markers, int(density * len(text) / 1000) + 1)
+        if hesitation_upper_bound(text, low) >= needed and count_hesitations(text, low) >= needed:
             return True
-        if _cascade(text, k, p.cascade_window):
+        if cascade_upper_bound(text, low) >= k and _cascade(text, low, k, p.cascade_window):
             return True
-        return ngram_repetition(text, n=p.ngram_size, min_words=p.min_ngram_words) > repetition
+        return repetition_exceeds(text, repetition, n=p.ngram_size, min_words=p.min_ngram_words)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["count_cascade_starts", "count_hesitations"]
+__all__ = ["cascade_upper_bound", "count_cascade_starts", "count_hesitations", "hesitation_upper_bound"]
 
 _EN = (
     r"\b(?:wait(?:\.{2,}|\s*,?\s*(?:wait|no|actually|hmm|let)\b)"
@@ -55,15 +55,43 @@ _CAS_EN = re.compile(
 _CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再")
 
 
-def count_hesitations(text: str) -> int:
-    """Number of hesitation markers in ``text`` (all languages)."""
-    n = len(_HES_EN.findall(text.lower()))
+def count_hesitations(text: str, low: str | None = None) -> int:
+    """Number of hesitation markers in ``text`` (all languages); ``low`` = text.lower() if at hand."""
+    n = len(_HES_EN.findall(text.lower() if low is None else low))
     return n if text.isascii() else n + len(_HES_CJK.findall(text))
 
 
-def count_cascade_starts(text: str) -> list[int]:
-    """Sorted start offsets of correction-cascade markers."""
-    starts = [m.start() for m in _CAS_EN.finditer(text.lower())]
+def count_cascade_starts(text: str, low: str | None = None) -> list[int]:
+    """Sorted start offsets of correction-cascade markers; ``low`` = text.lower() if at hand."""
+    starts = [m.start() for m in _CAS_EN.finditer(text.lower() if low is None else low)]
     if not text.isascii():
         starts = sorted(starts + [m.start() for m in _CAS_CJK.finditer(text)])
     return starts
+
+
+# Every marker match contains at least one of these substrings, and matches do not
+# overlap, so summed substring counts bound the match count from above. Most texts
+# fall below the count a signal needs, and the regexes never run on them.
+_HES_TRIGGERS_EN = ("wait", "hm", "uh", "um", "actually", "let me", "start over", "try again", "redo this",
+                    "getting confused", "in circles", "lost here", "not sure where", "this is", "the same")
+_HES_TRIGGERS_CJK = ("等等", "等一等", "不不", "嗯嗯", "呃", "不对", "错了", "让我", "我再", "我重新", "搞不清", "迷糊",
+                     "乱了", "复杂", "变得乱", "越来越乱", "难以理清", "难理清", "搞错", "弄错", "犯了错", "犯错", "出错",
+                     "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく",
+                     "잠깐", "음", "어", "다시", "헷갈", "계속")
+_CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")
+_CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再")
+
+
+def _bound(text: str, low: str, en: tuple[str, ...], cjk: tuple[str, ...]) -> int:
+    n = sum(low.count(t) for t in en)
+    return n if text.isascii() else n + sum(text.count(t) for t in cjk)
+
+
+def hesitation_upper_bound(text: str, low: str) -> int:
+    """An upper bound of ``count_hesitations`` from substring counts (cheap)."""
+    return _bound(text, low, _HES_TRIGGERS_EN, _HES_TRIGGERS_CJK)
+
+
+def cascade_upper_bound(text: str, low: str) -> int:
+    """An upper bound of the number of cascade markers (cheap)."""
+    return _bound(text, low, _CAS_TRIGGERS_EN, _CAS_TRIGGERS_CJK)

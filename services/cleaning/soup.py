@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
@@ -31,40 +31,40 @@ _RUN_RE = re.compile(rf"([^{_RUN_EXEMPT}])\1{{19,}}")
 _EXPRESSIVE = frozenset("!?！？哈呵嘿嘻ㅋㅎㅠㅜwW草啊")
 
 
-@lru_cache(maxsize=65536)
-def _bucket(ch: str) -> str:
-    o = ord(ch)
-    if o <= 0x024F:
-        return "latin"
-    for lo, hi, name in _RANGES:
-        if lo <= o <= hi:
-            return name
-    return "other"
-
-
-# Kana and kanji share the "cjk" bucket on purpose (see module docstring).
+# Script buckets; kana and kanji share "cjk" on purpose (see module docstring).
 _RANGES = (
-    (0x0370, 0x03FF, "greek"), (0x0400, 0x04FF, "cyrillic"), (0x0590, 0x05FF, "hebrew"),
-    (0x0600, 0x06FF, "arabic"), (0x0900, 0x097F, "devanagari"), (0x0E00, 0x0E7F, "thai"),
-    (0x3040, 0x30FF, "cjk"), (0x4E00, 0x9FFF, "cjk"), (0xAC00, 0xD7A3, "hangul"),
-    (0xE000, 0xF8FF, "private"),
+    (0x0000, 0x024F, 1), (0x0370, 0x03FF, 2), (0x0400, 0x04FF, 3), (0x0590, 0x05FF, 4),
+    (0x0600, 0x06FF, 5), (0x0900, 0x097F, 6), (0x0E00, 0x0E7F, 7), (0x3040, 0x30FF, 8),
+    (0x4E00, 0x9FFF, 8), (0xAC00, 0xD7A3, 9), (0xE000, 0xF8FF, 10),
 )
+_OTHER = 11
 
 
-@lru_cache(maxsize=65536)
-def _is_alnum(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "LN"
+def _bmp_tables() -> tuple[np.ndarray, np.ndarray]:
+    # One lookup per code point instead of a Python call per character.
+    bucket = np.full(0x10000, _OTHER, dtype=np.uint8)
+    for lo, hi, code in _RANGES:
+        bucket[lo:hi + 1] = code
+    alnum = np.fromiter((unicodedata.category(chr(c))[0] in "LN" for c in range(0x10000)), dtype=bool,
+                        count=0x10000)
+    return bucket, alnum
+
+
+_BUCKET, _ALNUM = _bmp_tables()
 
 
 def script_chaos(text: str, *, min_chars: int = 40) -> float:
     """Share of adjacent letter/digit pairs whose scripts differ (0 below ``min_chars``)."""
     if text.isascii():
         return 0.0
-    buckets = [_bucket(c) for c in text if _is_alnum(c)]
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    bmp = cps < 0x10000
+    idx = np.where(bmp, cps, 0).astype(np.uint16)
+    keep = np.where(bmp, _ALNUM[idx], True)  # astral letters (ext. B ideographs...) count, as "other"
+    buckets = np.where(bmp, _BUCKET[idx], _OTHER)[keep]
     if len(buckets) < min_chars:
         return 0.0
-    changes = sum(1 for a, b in zip(buckets, buckets[1:]) if a != b)
-    return changes / (len(buckets) - 1)
+    return float(np.count_nonzero(buckets[1:] != buckets[:-1])) / (len(buckets) - 1)
 
 
 class SoupParams(StepParams):

@@ -29,7 +29,6 @@ __all__ = [
 
 # CJK set of the reference: unified ideographs, hiragana, katakana, hangul syllables.
 _CJK_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]")
-_SPACE_TABLE = str.maketrans("", "", " \n\t")
 
 #: Closed ``<think>``/``<thinking>`` blocks (tags may be mixed), case-insensitive.
 THINK_BLOCK_RE = re.compile(r"<think(?:ing)?>(.*?)</think(?:ing)?>\s*", re.I | re.S)
@@ -109,6 +108,8 @@ def normalize_tool_calls(value: Any) -> list[dict[str, Any]] | None:
         value = _loads(value)
     if not isinstance(value, list) or not value:
         return None
+    if all(type(c) is dict and type(c.get("function")) is not str for c in value):
+        return value  # already canonical: the common case, no copy needed
     out = []
     for item in value:
         call = _normalize_call(item)
@@ -142,7 +143,7 @@ def cjk_count(text: str) -> int:
 
 def cjk_ratio(text: str) -> float:
     """CJK characters over the length of the text without spaces, newlines and tabs."""
-    rest = text.translate(_SPACE_TABLE)
+    rest = text.replace(" ", "").replace("\n", "").replace("\t", "")
     return cjk_count(rest) / len(rest) if rest else 0.0
 
 
