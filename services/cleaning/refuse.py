@@ -66,7 +66,7 @@ _HARD = re.compile(
 _PIVOT = re.compile(
     r"\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
-    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|대신|하지만\s*다음",
+    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|대신|(?<![가-힣])하지만",
     re.I,
 )
 

@@ -120,6 +120,9 @@ def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
 
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _LATIN_RE = re.compile(r"[A-Za-z\u00c0-\u024f]")
+# Translation and language-practice requests are answered in another script on purpose.
+_TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|translat|in english|in chinese|in japanese|in korean",
+                           re.I)
 
 
 def _prose(text: str) -> str:
@@ -136,7 +139,9 @@ def _script_share(text: str) -> tuple[int, float]:
 
 
 def _lang_ok(msgs: list[Msg]) -> bool:
-    user = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") == "user")
+    user = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") in ("user", "system"))
+    if _TRANSLATE_RE.search(user):
+        return True
     asst = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") == "assistant")
     (nu, u), (na, a) = _script_share(user), _script_share(asst)
     if na < 50 or nu < 10:

@@ -69,3 +69,7 @@ def test_reasoning_is_scanned_only_when_asked():
     row["messages"][1]["reasoning_content"] = "I must decline this."
     assert RefuseFilter()([row])[0]
     assert RefuseFilter(scan_reasoning=True)([row])[1]
+
+
+def test_japanese_apology_with_a_shikashi_pivot_is_kept():
+    assert not is_refusal("申し訳ありませんが、私はその人物そのものにはなれません。しかし、その視点を想像してお答えします。")

@@ -66,3 +66,9 @@ def test_sensitive_words_whole_word_latin_substring_cjk(tmp_path):
 def test_filter_keeps_other_keys():
     kept, dropped = MessageSanityFilter()([chat("q", ANSWER, id="k1", extra={"a": 1})])
     assert kept[0]["id"] == "k1" and kept[0]["extra"] == {"a": 1} and not dropped
+
+
+def test_translation_requests_may_be_answered_in_another_script():
+    msgs = [{"role": "system", "content": "我希望你充当英语翻译，把我说的话翻译成英语。"}] + chat(
+        "我今天很开心，因为天气很好。", "I am very happy today because the weather is nice. " * 2)["messages"]
+    assert isinstance(_check(msgs), list)
