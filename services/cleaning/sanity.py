@@ -119,7 +119,8 @@ def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
 
 
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_LATIN_RE = re.compile(r"[A-Za-z\u00c0-\u024f]")
+# Bytes that are not ASCII letters; deleting them leaves only the letters (a C-speed count).
+_NON_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
 # Translation and language-practice requests are answered in another script on purpose.
 _TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|translat|in english|in chinese|in japanese|in korean",
                            re.I)
@@ -133,20 +134,22 @@ def _prose(text: str) -> str:
 
 
 def _script_share(text: str) -> tuple[int, float]:
-    cjk, latin = cjk_count(text), len(_LATIN_RE.findall(text))
+    cjk, latin = cjk_count(text), len(text.encode("ascii", "ignore").translate(None, _NON_LETTERS))
     letters = cjk + latin
     return letters, (cjk / letters if letters else 0.0)
 
 
 def _lang_ok(msgs: list[Msg]) -> bool:
     user = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") in ("user", "system"))
-    if _TRANSLATE_RE.search(user):
-        return True
     asst = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") == "assistant")
+    if user.isascii() and asst.isascii():
+        return True  # no CJK on either side: nothing can mismatch
+    # The first few thousand characters decide the script as well as the whole text does.
+    user, asst = user[:4000], asst[:4000]
     (nu, u), (na, a) = _script_share(user), _script_share(asst)
-    if na < 50 or nu < 10:
+    if na < 50 or nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
         return True
-    return not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02))
+    return bool(_TRANSLATE_RE.search(user))
 
 
 def _visible_ok(msgs: list[Msg], floor: int) -> bool:

@@ -103,11 +103,14 @@ def soup_reason(text: str, p: SoupParams) -> str | None:
     n = len(text)
     if text.count("\ufffd") / n > p.replacement_char_ratio:
         return "replacement_char"
-    if len(_CONTROL_RE.findall(text)) / n > p.control_char_ratio:
+    # Each ratio check first asks whether one such character exists at all (search stops early).
+    if _CONTROL_RE.search(text) and len(_CONTROL_RE.findall(text)) / n > p.control_char_ratio:
         return "control_char"
-    if not text.isascii() and len(_PRIVATE_RE.findall(text)) / n > p.private_use_ratio:
+    if not text.isascii() and _PRIVATE_RE.search(text) and len(_PRIVATE_RE.findall(text)) / n > p.private_use_ratio:
         return "private_use"
-    if ("<" in text or "[" in text) and len(_SPECIAL_RE.findall(text)) >= p.special_token_count:
+    # Every special token starts with "<" or "[": fewer of those than the limit cannot reach it.
+    if text.count("<") + text.count("[") >= p.special_token_count and \
+            len(_SPECIAL_RE.findall(text)) >= p.special_token_count:
         return "special_tokens"
     if _run_reason(text, p.expressive_run_length):
         return "char_run"
