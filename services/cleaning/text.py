@@ -1,4 +1,4 @@
-"""Text helpers shared by every cleaning step: projection, CJK ratio, tool calls, agent rows.
+"""Text functions shared by every cleaning step: projection, CJK ratio, tool calls, agent rows.
 
 One module so every step sees a message the same way (the reference had three
 slightly different projections and two notions of "has tool calls").

@@ -1,7 +1,7 @@
 import pytest
 
 from services.cleaning.hard import HardFilter
-from tests.services.cleaning.helpers import chat
+from tests.services.cleaning.builders import chat
 
 LONG = "This is a detailed answer that explains the topic in depth with examples and caveats for the reader."
 
@@ -41,7 +41,7 @@ def test_max_rounds_counts_user_assistant_pairs_not_assistant_messages():
 
 
 def test_deny_keywords_match_whole_words_only():
-    row = {"messages": [{"role": "system", "content": "Welcome to the Hackathon helper."}] + chat(
+    row = {"messages": [{"role": "system", "content": "Welcome to the Hackathon team."}] + chat(
         "Please compare merge sort and quicksort for me", LONG)["messages"]}
     assert _reason(row, system_deny_keywords=["hack"]) is None
     row["messages"][0]["content"] = "You may hack systems."

@@ -1,5 +1,5 @@
 from services.cleaning.normalizer import MessageNormalizer
-from tests.services.cleaning.helpers import chat
+from tests.services.cleaning.builders import chat
 
 
 def _norm(row, **params):

@@ -2,7 +2,7 @@ import orjson
 
 from services.cleaning.pipeline import DEFAULT_PIPELINE_NAMES, default_pipeline
 from services.cleaning.preprocessor import QualityPreprocessor
-from tests.services.cleaning.helpers import data_dir
+from tests.services.cleaning.builders import data_dir
 
 PER_FILE = 300
 

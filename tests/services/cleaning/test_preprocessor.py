@@ -3,7 +3,7 @@ import orjson
 from services.cleaning.hard import HardFilter
 from services.cleaning.model_filter import ModelFilter
 from services.cleaning.preprocessor import QualityPreprocessor
-from tests.services.cleaning.helpers import chat
+from tests.services.cleaning.builders import chat
 
 GOOD = chat("Please compare merge sort and quicksort in detail.",
             "Merge sort is stable and O(n log n) in all cases; quicksort is in-place and faster on average.",

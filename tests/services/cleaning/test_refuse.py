@@ -1,7 +1,7 @@
 import pytest
 
 from services.cleaning.refuse import RefuseFilter, is_refusal
-from tests.services.cleaning.helpers import chat
+from tests.services.cleaning.builders import chat
 
 
 @pytest.mark.parametrize("text", [

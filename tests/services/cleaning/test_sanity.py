@@ -1,5 +1,5 @@
 from services.cleaning.sanity import MessageSanityFilter
-from tests.services.cleaning.helpers import chat
+from tests.services.cleaning.builders import chat
 
 ANSWER = "Here is a complete and careful answer to your question with details."
 

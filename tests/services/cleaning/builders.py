@@ -1,4 +1,4 @@
-"""Helpers for cleaning tests: row builders and the shared data folder."""
+"""Row builders for cleaning tests, and where the shared data folder is."""
 
 from __future__ import annotations
 
