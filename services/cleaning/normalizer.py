@@ -39,7 +39,12 @@ class NormalizerParams(StepParams):
 
 
 def _is_heartbeat(msg: Msg) -> bool:
-    return bool(_HEARTBEAT_RE.search(message_text(msg.get("content"))[:300].strip()))
+    head = message_text(msg.get("content"))[:300].strip()
+    low = head.lower()
+    # Cheap screen first: every heartbeat form contains one of these words.
+    if "heartbeat" not in low and "alive" not in low and "ping" not in low:
+        return False
+    return bool(_HEARTBEAT_RE.search(head))
 
 
 def strip_heartbeats(messages: list[Any]) -> list[Msg]:
