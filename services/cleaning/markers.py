@@ -1,0 +1,97 @@
+"""Hesitation and correction-cascade markers for DeadLoopFilter, per language.
+
+Differences from the reference, each deliberate (see the tests named for them):
+- 等等 counts only at the start of a clause; after a noun it means "etc.";
+- 我不确定 ("I'm not sure") is an honest statement, not hesitation;
+- Korean 음/어 count only as standalone interjections, never inside words (다음, 어떻게);
+- 重新 alone ("re-", as in restart) is no cascade marker, only 重新想/重新考虑/重新算.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["cascade_upper_bound", "count_cascade_starts", "count_hesitations", "hesitation_upper_bound"]
+
+_EN = (
+    r"\b(?:wait(?:\.{2,}|\s*,?\s*(?:wait|no|actually|hmm|let)\b)"
+    r"|(?:no|oh|but)\s+wait\b|h+m{2,}\b|hm+\b|uh+m*\b|um+\b"
+    r"|actually,?\s+(?:no|wait|i\s+was)\b|no,\s*actually,?\s+(?:that|this|i)\b"
+    r"|let\s+me\s+(?:rethink|re-think|try\s+again|start\s+over|reconsider)\b"
+    r"|i'?ll\s+(?:start\s+over|try\s+again|redo\s+this)\b"
+    r"|i'?m\s+(?:getting\s+confused|going\s+in\s+circles|lost\s+here|not\s+sure\s+where)\b"
+    r"|this\s+is\s+(?:getting|becoming)\s+(?:messy|complicated\s+fast|circular)\b"
+    r"|i\s+keep\s+(?:making|getting)\s+the\s+same\s+error\b"
+    r"|i\s+(?:made|keep\s+making)\s+the\s+same\s+(?:mistake|error)\s+again\b)"
+)
+# Clause start: beginning, whitespace or punctuation, so 橙子等等 (a list's "etc.") is not hit.
+_ZH_START = r"(?:(?<=^)|(?<=[\s，,。.！!？?；;：:…「“\"'（(]))"
+_ZH = (
+    _ZH_START + r"(?:哦?等等|等一等)"
+    r"|不不不+|嗯{2,}|呃+|不对[，,]?\s*(?:等等|重新|让我)|错了[，,]?\s*让我"
+    r"|让我(?:重新|再|再次)(?:想|试|来|考虑|计算)|我(?:再|重新)(?:想想|试试|来一次|考虑)"
+    r"|我(?:越来越|有点)?(?:搞不清楚?|迷糊了?|乱了)|这(?:变得|越来越)(?:复杂|乱|难以?理清)"
+    r"|我(?:好像|似乎|又)(?:搞|弄)错了?|我(?:又犯|再次犯)了?错|一直(?:出错|犯错|搞错)"
+)
+_JA = (
+    r"ちょっと待って|待って待って|いや待って|えっと+|うーん+|あれ[、,]?(?:また|もう一度)"
+    r"|もう一度考え直|やり直し|混乱してきた|わからなくなって"
+)
+# Standalone syllables only: not preceded or followed by another hangul syllable.
+_KO = (
+    r"잠깐(?:만요?)?[,.!…]|아\s+잠깐|(?<![가-힣])(?:음+|어+)(?![가-힣])(?=\s*[,.!?…~])"
+    r"|다시\s*(?:생각|시작|해보|해야)|헷갈(?:리기|리네|려서)|계속\s*(?:틀리|실수|잘못)"
+)
+
+# English and CJK markers are separate patterns so ASCII text (most text) pays for one only.
+# Matched against lowercased text without re.I, behind a first-letter lookahead: about 3x faster.
+_HES_EN = re.compile(r"\b(?=[wnobhualti])(?:" + _EN[2:] + ")")
+_HES_CJK = re.compile(f"{_ZH}|{_JA}|{_KO}")
+
+# Correction-cascade markers (``let me`` deliberately excluded: agent preambles use it).
+_CAS_EN = re.compile(
+    r"\b(?=[wahoni])(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake))\b"
+)
+_CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再")
+
+
+def count_hesitations(text: str, low: str | None = None) -> int:
+    """Number of hesitation markers in ``text`` (all languages); ``low`` = text.lower() if at hand."""
+    n = len(_HES_EN.findall(text.lower() if low is None else low))
+    return n if text.isascii() else n + len(_HES_CJK.findall(text))
+
+
+def count_cascade_starts(text: str, low: str | None = None) -> list[int]:
+    """Sorted start offsets of correction-cascade markers; ``low`` = text.lower() if at hand."""
+    starts = [m.start() for m in _CAS_EN.finditer(text.lower() if low is None else low)]
+    if not text.isascii():
+        starts = sorted(starts + [m.start() for m in _CAS_CJK.finditer(text)])
+    return starts
+
+
+# Every marker match contains at least one of these substrings, and matches do not
+# overlap, so summed substring counts bound the match count from above. Most texts
+# fall below the count a signal needs, and the regexes never run on them.
+_HES_TRIGGERS_EN = ("wait", "hm", "uh", "um", "actually", "let me", "start over", "try again", "redo this",
+                    "getting confused", "in circles", "lost here", "not sure where", "this is", "the same")
+_HES_TRIGGERS_CJK = ("等等", "等一等", "不不", "嗯嗯", "呃", "不对", "错了", "让我", "我再", "我重新", "搞不清", "迷糊",
+                     "乱了", "复杂", "变得乱", "越来越乱", "难以理清", "难理清", "搞错", "弄错", "犯了错", "犯错", "出错",
+                     "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく",
+                     "잠깐", "음", "어", "다시", "헷갈", "계속")
+_CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")
+_CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再")
+
+
+def _bound(text: str, low: str, en: tuple[str, ...], cjk: tuple[str, ...]) -> int:
+    n = sum(low.count(t) for t in en)
+    return n if text.isascii() else n + sum(text.count(t) for t in cjk)
+
+
+def hesitation_upper_bound(text: str, low: str) -> int:
+    """An upper bound of ``count_hesitations`` from substring counts (cheap)."""
+    return _bound(text, low, _HES_TRIGGERS_EN, _HES_TRIGGERS_CJK)
+
+
+def cascade_upper_bound(text: str, low: str) -> int:
+    """An upper bound of the number of cascade markers (cheap)."""
+    return _bound(text, low, _CAS_TRIGGERS_EN, _CAS_TRIGGERS_CJK)

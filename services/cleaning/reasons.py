@@ -1,0 +1,48 @@
+"""The versioned vocabulary of drop reasons every cleaning step may emit.
+
+Bump ``DROP_REASONS_VERSION`` whenever a reason is added, removed or changes meaning,
+so stored dropped rows can be read against the vocabulary that produced them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
+
+DROP_REASONS_VERSION = "1"
+
+INVALID_ROW = "invalid_row"
+
+#: reason -> one-line meaning.
+DROP_REASONS: dict[str, str] = {
+    INVALID_ROW: "the row could not be read: not an object, no messages list, or wrong types",
+    "invalid_messages": "messages is not a list (or is empty)",
+    "no_user": "the conversation has no user message",
+    "no_assistant": "no assistant message with a payload remains after trimming the tail",
+    "trivial_single_turn": "one user turn that is a greeting or a very short simple question",
+    "shallow_reply": "one user and one short assistant reply without reasoning or tool calls",
+    "all_empty_assistant": "every assistant turn is empty (no text, media, reasoning or calls)",
+    "system_deny_keyword": "the system prompt contains a configured deny keyword (whole word)",
+    "round_too_long": "one message is longer than max_chars_per_round",
+    "total_too_long": "all messages together are longer than max_total_chars",
+    "too_many_rounds": "more user/assistant rounds than max_rounds",
+    "dead_loop": "an assistant turn hesitates, cascades corrections, repeats itself or loops a tool call",
+    "duplicate": "the same conversation was already kept (global dedup)",
+    "refusal": "an assistant turn refuses the task",
+    "token_soup": "an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos)",
+    "model_not_allowed": "the row's model id is not in the allowed families",
+    "no_key_rounds": "the intent classifier found no key round",
+    "score_no_context": "no round of the row could be scored",
+    "score_all_rounds_failed": "every key round failed a scorer",
+    "score_round_failed": "a round failed a scorer and drop_row_on_any_fail is set",
+    "role_order": "roles are invalid or out of order (system not first, tool without a call, ...)",
+    "tool_matching": "tool results do not match the ids of the assistant's tool calls",
+    "content_integrity": "empty assistant/system turns, oversized messages, bad tool names or arguments, repeats",
+    "lang_match": "the assistant answers in a different script family than the user asked in",
+    "agent_min_visible": "an agent row shows too little assistant text and reasoning",
+    "sensitive_words": "a message contains a word of the sensitive-word list",
+}
+
+
+def is_known_reason(reason: str) -> bool:
+    """True if ``reason`` is part of the current vocabulary."""
+    return reason in DROP_REASONS

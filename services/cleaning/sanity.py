@@ -1,0 +1,226 @@
+"""MessageSanityFilter: structural checks (roles, tool ids, content, language, sensitive words).
+
+Kept rows come back with system messages folded into one at index 0 and the tail
+trimmed to the last assistant turn with a payload.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import Field
+
+from services.cleaning.base import Row, StepOutput
+from services.cleaning.params import ParamStep, StepParams
+from services.cleaning.text import cjk_count, has_payload, is_agent_row, is_blank, \
+    message_text, normalize_tool_calls, reasoning_of
+
+__all__ = ["MessageSanityFilter", "SanityParams"]
+
+Msg = dict[str, Any]
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+_TOOL_NAME_RE = re.compile(r"[A-Za-z_][\w.\-]*")
+
+
+class SanityParams(StepParams):
+    """Parameters of MessageSanityFilter (reference defaults)."""
+
+    min_turns: int = Field(2, ge=0, description="Users + assistants at least this many.")
+    max_msg_chars: int = Field(80000, ge=1, description="Longest single message.")
+    min_agent_visible_chars: int = Field(50, ge=0, description="Agent rows: visible assistant text + reasoning.")
+    trim_to_assistant: bool = Field(True, description="Cut the tail after the last assistant with a payload.")
+    filter_sensitive: bool = Field(True, description="Drop rows hitting the sensitive-word list.")
+    sensitive_words_file: str | None = Field(None, description="One word per line, # comments.")
+    extra_sensitive_words: list[str] = Field(default_factory=list, description="More sensitive words.")
+    check_role_order: bool = True
+    check_tool_matching: bool = True
+    check_content_integrity: bool = True
+    check_lang_match: bool = True
+    check_agent_min_visible: bool = True
+
+
+def _fold_system(msgs: list[Msg]) -> list[Msg]:
+    systems = [m for m in msgs if m.get("role") == "system"]
+    if len(systems) <= 1 and (not systems or msgs[0] is systems[0]):
+        return msgs
+    text = "\n\n".join(message_text(m.get("content")) for m in systems)
+    return [{**systems[0], "content": text}] + [m for m in msgs if m.get("role") != "system"]
+
+
+def _trim(msgs: list[Msg]) -> list[Msg] | None:
+    for i in range(len(msgs) - 1, -1, -1):
+        if msgs[i].get("role") == "assistant" and has_payload(msgs[i]):
+            return msgs[: i + 1]
+    return None
+
+
+def _role_order_ok(msgs: list[Msg]) -> bool:
+    seen_user = seen_asst = False
+    for i, m in enumerate(msgs):
+        role = m.get("role")
+        if role not in _ROLES or (role == "system" and i != 0):
+            return False
+        if role != "system" and not seen_user and role != "user":
+            return False
+        if role == "tool" and not seen_asst:
+            return False
+        seen_user |= role == "user"
+        seen_asst |= role == "assistant"
+    return True
+
+
+def _tool_ids_ok(msgs: list[Msg]) -> bool:
+    call_ids: set[str] = set()
+    for m in msgs:
+        for c in normalize_tool_calls(m.get("tool_calls")) or []:
+            if c.get("id"):
+                call_ids.add(str(c["id"]))
+        tid = m.get("tool_call_id") if m.get("role") == "tool" else None
+        # Many datasets omit ids; only an id that points nowhere is an error.
+        if tid and call_ids and str(tid) not in call_ids:
+            return False
+    return True
+
+
+def _calls_ok(m: Msg) -> bool:
+    for c in normalize_tool_calls(m.get("tool_calls")) or []:
+        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        name = fn.get("name")
+        if not isinstance(name, str) or not _TOOL_NAME_RE.fullmatch(name):
+            return False
+        args = fn.get("arguments")
+        if isinstance(args, str) and args.strip():
+            try:
+                orjson.loads(args)
+            except orjson.JSONDecodeError:
+                return False
+    return True
+
+
+def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
+    prev: tuple[Any, str] | None = None
+    for m in msgs:
+        role, text = m.get("role"), message_text(m.get("content"))
+        calls = normalize_tool_calls(m.get("tool_calls"))
+        if role == "assistant" and not text.strip() and not calls and not reasoning_of(m):
+            return False
+        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(m):
+            return False
+        key = (role, text)
+        if role != "tool" and not calls and key == prev and text.strip():
+            return False
+        prev = key if role != "tool" and not calls else None
+    users = sum(m.get("role") == "user" for m in msgs)
+    assts = sum(m.get("role") == "assistant" for m in msgs)
+    return users >= 1 and assts >= 1 and users + assts >= p.min_turns
+
+
+_FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
+# Bytes that are not ASCII letters; deleting them leaves only the letters (a C-speed count).
+_NON_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
+# Translation and language-practice requests are answered in another script on purpose.
+_TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|translat|in english|in chinese|in japanese|in korean",
+                           re.I)
+
+
+def _prose(text: str) -> str:
+    # Code blocks and JSON answers carry no language signal (a JSON reply to a Japanese
+    # question is not a language mismatch).
+    text = _FENCE_RE.sub(" ", text).strip()
+    return "" if text[:1] in ("{", "[") else text
+
+
+def _script_share(text: str) -> tuple[int, float]:
+    cjk, latin = cjk_count(text), len(text.encode("ascii", "ignore").translate(None, _NON_LETTERS))
+    letters = cjk + latin
+    return letters, (cjk / letters if letters else 0.0)
+
+
+def _lang_ok(msgs: list[Msg]) -> bool:
+    user = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") in ("user", "system"))
+    asst = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") == "assistant")
+    if user.isascii() and asst.isascii():
+        return True  # no CJK on either side: nothing can mismatch
+    # The first few thousand characters decide the script as well as the whole text does.
+    user, asst = user[:4000], asst[:4000]
+    (nu, u), (na, a) = _script_share(user), _script_share(asst)
+    if na < 50 or nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
+        return True
+    return bool(_TRANSLATE_RE.search(user))
+
+
+def _visible_ok(msgs: list[Msg], floor: int) -> bool:
+    text = "".join(message_text(m.get("content")).strip() + reasoning_of(m).strip()
+                   for m in msgs if m.get("role") == "assistant")
+    # A CJK character carries about as much as 2.5 Latin ones (80 vs 32 in HardFilter).
+    return len(text) + 1.5 * cjk_count(text) >= floor
+
+
+def _load_words(p: SanityParams) -> list[str]:
+    words = list(p.extra_sensitive_words)
+    if p.sensitive_words_file:
+        for line in Path(p.sensitive_words_file).read_text(encoding="utf-8").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                words.append(line)
+    return words
+
+
+def _words_regex(words: list[str]) -> re.Pattern[str] | None:
+    alts = [re.escape(w) if cjk_count(w) else rf"\b{re.escape(w)}\b" for w in words]
+    return re.compile("|".join(alts), re.I) if alts else None
+
+
+class MessageSanityFilter(ParamStep):
+    """Drop structurally broken conversations; the reason names the failing check."""
+
+    Params = SanityParams
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._words = _words_regex(_load_words(self.params)) if self.params.filter_sensitive else None
+
+    def process(self, rows: list[Row]) -> StepOutput:
+        """Keep sane rows (with folded system and trimmed tail)."""
+        kept, dropped = [], []
+        for row in rows:
+            result = self.check(row.get("messages"))
+            if isinstance(result, str):
+                dropped.append(self.drop(row, result))
+            else:
+                kept.append({**row, "messages": result})
+        return kept, dropped
+
+    def check(self, messages: Any) -> list[Msg] | str:
+        """The cleaned messages, or the name of the failing check."""
+        if not isinstance(messages, list) or not messages or \
+                not all(isinstance(m, dict) for m in messages):
+            return "invalid_messages"
+        agent = is_agent_row(messages)
+        msgs = _fold_system(messages)
+        if self.params.trim_to_assistant:
+            trimmed = _trim(msgs)
+            if trimmed is None:
+                return "no_assistant"
+            msgs = trimmed
+        return self._checks(msgs, agent) or msgs
+
+    def _checks(self, msgs: list[Msg], agent: bool) -> str | None:
+        p = self.params
+        if p.check_role_order and not _role_order_ok(msgs):
+            return "role_order"
+        if p.check_tool_matching and not _tool_ids_ok(msgs):
+            return "tool_matching"
+        if p.check_content_integrity and not _content_ok(msgs, p):
+            return "content_integrity"
+        if p.check_lang_match and not _lang_ok(msgs):
+            return "lang_match"
+        if p.check_agent_min_visible and agent and not _visible_ok(msgs, p.min_agent_visible_chars):
+            return "agent_min_visible"
+        if self._words is not None and any(
+                self._words.search(message_text(m.get("content"))) for m in msgs):
+            return "sensitive_words"
+        return None

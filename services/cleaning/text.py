@@ -1,0 +1,158 @@
+"""Text functions shared by every cleaning step: projection, CJK ratio, tool calls, agent rows.
+
+One module so every step sees a message the same way (the reference had three
+slightly different projections and two notions of "has tool calls").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "THINK_BLOCK_RE",
+    "assistant_indices",
+    "cjk_count",
+    "cjk_ratio",
+    "has_media",
+    "has_payload",
+    "is_agent_row",
+    "is_blank",
+    "message_text",
+    "normalize_tool_calls",
+    "reasoning_of",
+    "split_think",
+]
+
+# CJK set of the reference: unified ideographs, hiragana, katakana, hangul syllables.
+_CJK_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]")
+
+#: Closed ``<think>``/``<thinking>`` blocks (tags may be mixed), case-insensitive.
+THINK_BLOCK_RE = re.compile(r"<think(?:ing)?>(.*?)</think(?:ing)?>\s*", re.I | re.S)
+_THINK_OPEN_RE = re.compile(r"<think(?:ing)?>", re.I)
+
+
+def message_text(content: Any, sep: str = " ") -> str:
+    """Text projection of a message's content: str as-is, text parts joined with ``sep``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return sep.join(
+            p["text"] for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        )
+    if isinstance(content, dict) and content.get("type") == "text":
+        text = content.get("text")
+        return text if isinstance(text, str) else ""
+    return ""
+
+
+def has_media(content: Any) -> bool:
+    """True when content is a part list with a non-text part."""
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") and p.get("type") != "text" for p in content
+    )
+
+
+def is_blank(msg: dict[str, Any]) -> bool:
+    """True when a message has no media and only whitespace text."""
+    content = msg.get("content")
+    return not has_media(content) and not message_text(content).strip()
+
+
+def reasoning_of(msg: dict[str, Any]) -> str:
+    """The message's reasoning text: ``reasoning_content`` first, then ``thinking``."""
+    for key in ("reasoning_content", "thinking"):
+        value = msg.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
+
+
+def has_payload(msg: dict[str, Any]) -> bool:
+    """Non-blank text, tool calls, reasoning or media."""
+    return (not is_blank(msg)) or bool(normalize_tool_calls(msg.get("tool_calls"))) or bool(
+        reasoning_of(msg)
+    )
+
+
+def _loads(value: str) -> Any:
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _normalize_call(item: Any) -> dict[str, Any] | None:
+    if isinstance(item, str):
+        item = _loads(item)
+    if not isinstance(item, dict):
+        return None
+    fn = item.get("function")
+    if isinstance(fn, str):
+        decoded = _loads(fn)
+        item = {**item, "function": decoded if isinstance(decoded, dict) else fn}
+    return item
+
+
+def normalize_tool_calls(value: Any) -> list[dict[str, Any]] | None:
+    """Tool calls as a list of dicts, or None; ``'[]'``, ``''``, ``[]`` and bad JSON are None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        value = _loads(value)
+    if not isinstance(value, list) or not value:
+        return None
+    if all(type(c) is dict and type(c.get("function")) is not str for c in value):
+        return value  # already canonical: the common case, no copy needed
+    out = []
+    for item in value:
+        call = _normalize_call(item)
+        if call is None:
+            return None
+        out.append(call)
+    return out
+
+
+def is_agent_row(messages: Iterable[Any]) -> bool:
+    """A row with a tool message or any message carrying real tool calls."""
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            return True
+        if m.get("tool_calls") and normalize_tool_calls(m["tool_calls"]):
+            return True
+    return False
+
+
+def assistant_indices(messages: list[Any]) -> list[int]:
+    """Indices of assistant messages."""
+    return [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"]
+
+
+def cjk_count(text: str) -> int:
+    """Number of CJK characters (ideographs, kana, hangul syllables)."""
+    return len(_CJK_RE.findall(text))
+
+
+def cjk_ratio(text: str) -> float:
+    """CJK characters over the length of the text without spaces, newlines and tabs."""
+    rest = text.replace(" ", "").replace("\n", "").replace("\t", "")
+    return cjk_count(rest) / len(rest) if rest else 0.0
+
+
+def split_think(text: str) -> tuple[str, str]:
+    """(think, response): think = all closed blocks plus an unclosed tail; response = the rest."""
+    thinks = [m.group(1) for m in THINK_BLOCK_RE.finditer(text)] if "<" in text else []
+    response = THINK_BLOCK_RE.sub(" ", text) if thinks else text
+    opened = _THINK_OPEN_RE.search(response) if "<" in response else None
+    if opened:  # a truncated generation: everything after the open tag is still thinking
+        thinks.append(response[opened.end():])
+        response = response[: opened.start()]
+    return "\n".join(t.strip() for t in thinks).strip(), response.strip()

@@ -1,0 +1,30 @@
+"""Row builders for cleaning tests, and where the shared data folder is."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def shared_data_dir() -> Path:
+    """The shared data folder beside the repository (or TRAJFORGE_SHARED_DATA_DIR)."""
+    env = os.environ.get("TRAJFORGE_SHARED_DATA_DIR")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+def chat(*turns: str, **extra: Any) -> dict[str, Any]:
+    """A row alternating user/assistant turns."""
+    roles = ("user", "assistant")
+    return {"messages": [{"role": roles[i % 2], "content": t} for i, t in enumerate(turns)], **extra}
+
+
+
+def data_dir() -> Path:
+    """The shared data folder; it is part of the development setup."""
+    path = shared_data_dir()
+    assert path.is_dir(), f"shared data folder missing at {path}"
+    return path

@@ -1,0 +1,74 @@
+from services.cleaning.sanity import MessageSanityFilter
+from tests.services.cleaning.builders import chat
+
+ANSWER = "Here is a complete and careful answer to your question with details."
+
+
+def _check(msgs, **params):
+    return MessageSanityFilter(**params).check(msgs)
+
+
+def test_invalid_and_no_assistant():
+    assert _check([]) == "invalid_messages"
+    assert _check([{"role": "user", "content": "q"}]) == "no_assistant"
+
+
+def test_system_messages_fold_and_tail_is_trimmed():
+    msgs = [{"role": "system", "content": "A"}, {"role": "user", "content": "q"},
+            {"role": "system", "content": "B"}, {"role": "assistant", "content": ANSWER},
+            {"role": "user", "content": "dangling"}]
+    out = _check(msgs)
+    assert out[0] == {"role": "system", "content": "A\n\nB"} and out[-1]["role"] == "assistant"
+
+
+def test_role_order_and_tool_matching():
+    assert _check([{"role": "assistant", "content": "x"}, {"role": "user", "content": "q"},
+                   {"role": "assistant", "content": ANSWER}]) == "role_order"
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "content": "r", "tool_call_id": "zzz"}, {"role": "assistant", "content": ANSWER}]
+    assert _check(msgs) == "tool_matching"
+
+
+def test_content_integrity_bad_arguments_and_repeats():
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{bad"}}]},
+            {"role": "tool", "content": "r", "tool_call_id": "a"}, {"role": "assistant", "content": ANSWER}]
+    assert _check(msgs) == "content_integrity"
+    rep = chat("q", ANSWER, "q", ANSWER)["messages"]
+    assert _check(rep) != "content_integrity"
+
+
+def test_lang_match_flags_script_mismatch_but_not_json_answers():
+    assert _check(chat("この文章を要約してください。長い文章です。", ANSWER * 2)["messages"]) == "lang_match"
+    assert isinstance(_check(chat("以下のレビューを評価し、JSON形式で出力してください。", '```json\n[5, 1, 3]\n```' + " " * 60)
+                             ["messages"]), list)
+
+
+def test_agent_min_visible_counts_cjk_denser():
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "ok", "tool_calls": [call]},
+            {"role": "tool", "content": "r", "tool_call_id": "a"}]
+    assert _check(msgs) == "agent_min_visible"
+    msgs[1]["content"] = "네, 도와드릴 수 있습니다. 성함과 이메일 주소를 알려주세요."  # 33 chars, 24 hangul
+    assert isinstance(_check(msgs), list)
+
+
+def test_sensitive_words_whole_word_latin_substring_cjk(tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("# list\nbomb\n炸弹\n", encoding="utf-8")
+    f = MessageSanityFilter(sensitive_words_file=str(words))
+    assert f.check(chat("How do I make a bomb?", ANSWER)["messages"]) == "sensitive_words"
+    assert isinstance(f.check(chat("What is a bombastic style?", ANSWER)["messages"]), list)
+    assert f.check(chat("怎么做炸弹", ANSWER)["messages"]) == "sensitive_words"
+
+
+def test_filter_keeps_other_keys():
+    kept, dropped = MessageSanityFilter()([chat("q", ANSWER, id="k1", extra={"a": 1})])
+    assert kept[0]["id"] == "k1" and kept[0]["extra"] == {"a": 1} and not dropped
+
+
+def test_translation_requests_may_be_answered_in_another_script():
+    msgs = [{"role": "system", "content": "我希望你充当英语翻译，把我说的话翻译成英语。"}] + chat(
+        "我今天很开心，因为天气很好。", "I am very happy today because the weather is nice. " * 2)["messages"]
+    assert isinstance(_check(msgs), list)
