@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,13 +20,8 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from services.cleaning.pipeline import default_pipeline  # noqa: E402
 from services.cleaning.preprocessor import QualityPreprocessor, gc_paused  # noqa: E402
+from shared.data import data_dir  # noqa: E402
 from shared.jsonl import dumps_line  # noqa: E402
-
-
-def data_dir() -> Path:
-    """The shared data folder."""
-    env = os.environ.get("TRAJFORGE_SHARED_DATA_DIR")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
 
 
 def load_lines() -> list[bytes]:

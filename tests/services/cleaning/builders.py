@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-def shared_data_dir() -> Path:
-    """The shared data folder beside the repository (or TRAJFORGE_SHARED_DATA_DIR)."""
-    env = os.environ.get("TRAJFORGE_SHARED_DATA_DIR")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+from shared.data import data_dir as shared_data_dir
 
 
 def chat(*turns: str, **extra: Any) -> dict[str, Any]:
