@@ -9,7 +9,8 @@ from fastapi import Depends, Request, WebSocket
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from shared.auth import ApiKeyInfo, parse_bearer
-from shared.queue.dispatch import Dispatcher, discard_after_commit, flush_after_commit
+from shared.db.session import session_scope
+from shared.queue.dispatch import Dispatcher
 from shared.settings import Settings
 from shared.web.state import AppState, get_app_state
 
@@ -31,16 +32,8 @@ def _state(request: Request) -> AppState:
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     """One session per request: commit on success, roll back on error, then send queued tasks."""
-    state = _state(request)
-    async with state.sessionmaker() as session:
-        try:
-            yield session
-            await session.commit()
-        except BaseException:
-            await session.rollback()
-            discard_after_commit(session)
-            raise
-    await flush_after_commit(session)
+    async with session_scope(_state(request).sessionmaker) as session:
+        yield session
 
 
 async def require_api_key(request: Request) -> ApiKeyInfo | None:
