@@ -87,9 +87,20 @@ class _Channel:
             self.discard()
             raise EnvTimeout(f"No reply within {self.message_timeout_s} s; the connection was discarded.") from exc
         except ConnectionClosed as exc:
+            last = self._last_words()
             self.discard()
+            if last is not None and last.get("type") == "error":
+                return self._unwrap(last, expect)
             raise EnvConnectionLost(f"The env server closed the connection ({exc}); the episode is lost.") from exc
         return self._unwrap(reply, expect)
+
+    def _last_words(self) -> dict[str, Any] | None:
+        # A server that refuses a session (e.g. CAPACITY_REACHED) sends one frame then closes;
+        # that frame may still be buffered after our send failed.
+        try:
+            return dict(orjson.loads(self.ws.recv(timeout=0))) if self.ws else None
+        except (ConnectionClosed, TimeoutError, orjson.JSONDecodeError):
+            return None
 
     def _unwrap(self, reply: dict[str, Any], expect: str) -> dict[str, Any]:
         data = reply.get("data") or {}

@@ -20,7 +20,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 from starlette.websockets import WebSocket, WebSocketState
 
-from shared.errors import InvalidInput
+from shared.errors import EnvError, InvalidInput, ValidationFailed
 
 from services.envs.errors import SessionCapacityReached, SessionNotFound
 from services.envs.registry import EnvRegistry, default_registry
@@ -230,6 +230,17 @@ class OpenEnvServer:
         if session is None or session.name != name or session.kind != "http":
             raise SessionNotFound(f"No live session {session_id!r} for env {name!r}; it was closed or reaped. Call /reset.")
         return session
+
+    async def http_step(self, name: str, session_id: str, action: dict[str, Any]) -> tuple[EnvSession, Any]:
+        """Step an HTTP session; a bad action is a 422, an env failure an env_error."""
+        session = self.http_session(name, session_id)
+        async with session.lock:
+            try:
+                return session, await session.step(action)
+            except ActionError as exc:
+                raise ValidationFailed("Invalid action", details={"errors": exc.errors}) from None
+            except Exception as exc:  # env code; reported as an episode error, never a bare 500
+                raise EnvError(f"The env failed: {exc}") from exc
 
     async def http_close(self, name: str, session_id: str) -> None:
         """Close an HTTP session and free its slot."""

@@ -137,9 +137,7 @@ def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -
     async def env_step(name: str, body: HTTPStepRequest, request: Request) -> HTTPStepResponse:
         """Step the HTTP session named in the body."""
         _require_key(server, request)
-        session = server.http_session(name, body.session_id)
-        async with session.lock:
-            result = await session.step(body.action)
+        session, result = await server.http_step(name, body.session_id, body.action)
         return HTTPStepResponse(session_id=session.id, **result_payload(result))
 
     @router.get(f"{prefix}/state")
