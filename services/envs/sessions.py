@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from services.envs.base import Env
-from services.envs.wire import ResetData, action_to_call
+from services.envs.wire import ResetData, ToolValidators, action_to_call
 
 __all__ = ["EnvSession", "SessionTable"]
 
@@ -30,6 +30,7 @@ class EnvSession:
         self.last_activity = time.monotonic()
         self.closed = False
         self.lock = asyncio.Lock()
+        self.validators = ToolValidators(env)
         # Set by the WebSocket loop so the idle reaper can really close the socket.
         self.closer: Closer | None = None
 
@@ -52,6 +53,7 @@ class EnvSession:
     async def step(self, data: dict[str, Any]) -> Any:
         """Map the action to a tool call and step the env."""
         tool_name, arguments = action_to_call(self.env, data)
+        self.validators.check(tool_name, arguments)
         result = await self._call(lambda: self.env.step(tool_name, arguments))
         self.step_count += 1
         return result

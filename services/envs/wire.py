@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 import orjson
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.schema import StepResult
@@ -22,6 +23,7 @@ __all__ = [
     "Envelope",
     "ResetData",
     "StepAction",
+    "ToolValidators",
     "WSErrorCode",
     "action_to_call",
     "error_frame",
@@ -92,6 +94,27 @@ def action_to_call(env: Env, data: dict[str, Any]) -> tuple[str, dict[str, Any]]
         err = {"type": "missing", "loc": ["tool_name"], "msg": "Field required", "input": data}
         raise ActionError([err])
     return env.default_tool, {k: v for k, v in data.items() if k != "metadata"}
+
+
+class ToolValidators:
+    """JSON-Schema checks of tool arguments against the env's own tool schemas, compiled once."""
+
+    def __init__(self, env: Env) -> None:
+        self._validators: dict[str, Draft202012Validator] = {}
+        for tool in env.tools():
+            fn = tool.get("function", tool)
+            if fn.get("name") and fn.get("parameters"):
+                self._validators[str(fn["name"])] = Draft202012Validator(fn["parameters"])
+
+    def check(self, tool_name: str, arguments: dict[str, Any]) -> None:
+        """Raise ActionError if the arguments break the tool's schema (unknown tools pass)."""
+        validator = self._validators.get(tool_name)
+        if validator is None:
+            return
+        errors = [{"type": e.validator, "loc": list(e.absolute_path), "msg": e.message, "input": e.instance}
+                  for e in validator.iter_errors(arguments)]
+        if errors:
+            raise ActionError(errors)
 
 
 def _plain_errors(exc: ValidationError) -> list[dict[str, Any]]:

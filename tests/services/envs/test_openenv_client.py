@@ -53,7 +53,7 @@ def test_remote_episode_exposed_as_tools(registry: EnvRegistry) -> None:
             assert env.state()["value"] == 15 and env.state()["step_count"] == 3
             with pytest.raises(EnvRemoteError) as info:
                 env.step("add", {"delta": "x"})
-            assert info.value.details["code"] == "EXECUTION_ERROR"
+            assert info.value.details["code"] == "VALIDATION_ERROR"
             assert env.step("add", {"delta": 1}).reward == 1.0  # errors keep the episode
 
 
