@@ -7,10 +7,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${OPENENV_PEER_VENV:-$ROOT/.cache/openenv-venv}"
 PY="${PYTHON:-python3}"
-if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import openenv.core" 2>/dev/null; then
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import openenv.core, uvloop" 2>/dev/null; then
   echo "$VENV"
   exit 0
 fi
 "$PY" -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check "openenv-core==0.3.0" "uvicorn>=0.30" "websockets>=12"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check "openenv-core==0.3.0" "uvicorn[standard]>=0.30" "websockets>=12"
 echo "$VENV"
