@@ -4,6 +4,7 @@ from services.envs.agent_env import AgentEnv
 from services.envs.base import Env, EnvTool, to_observation_text
 from services.envs.builtin import register_builtins
 from services.envs.counter_env import CounterEnv
+from services.envs.log_redaction import RedactCapabilityKeys, redact_path
 from services.envs.openenv_client import OpenEnv, tool_call_action, ws_url
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import EnvRegistry, EnvSpec, default_registry, get_env, list_envs, register_env
@@ -20,6 +21,7 @@ __all__ = [
     "EnvTool",
     "OpenEnv",
     "OpenEnvServer",
+    "RedactCapabilityKeys",
     "ServerConfig",
     "SkillEnv",
     "SkillSpec",
@@ -27,6 +29,7 @@ __all__ = [
     "default_registry",
     "get_env",
     "list_envs",
+    "redact_path",
     "load_skill",
     "register_builtins",
     "register_env",
