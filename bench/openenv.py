@@ -38,7 +38,9 @@ def _serve_ours(port: int, max_sessions: int) -> None:
     from services.envs.routes import build_router
 
     app = FastAPI()
-    server = OpenEnvServer(register_builtins(EnvRegistry()), ServerConfig(max_sessions=max_sessions))
+    server = OpenEnvServer(
+        register_builtins(EnvRegistry()), ServerConfig(max_sessions=max_sessions)
+    )
     app.include_router(build_router(server))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
@@ -57,13 +59,34 @@ def _start(kind: str, max_sessions: int) -> tuple[subprocess.Popen[bytes], str, 
         cmd = [sys.executable, __file__, "--serve-ours", str(port), "--max", str(max_sessions)]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen(cmd, env=env)
-        return proc, f"http://127.0.0.1:{port}/envs/counter", f"ws://127.0.0.1:{port}/envs/counter/ws"
-    venv = subprocess.run([str(ROOT / "scripts" / "openenv_peer_venv.sh")], capture_output=True, text=True, check=True)
+        return (
+            proc,
+            f"http://127.0.0.1:{port}/envs/counter",
+            f"ws://127.0.0.1:{port}/envs/counter/ws",
+        )
+    venv = subprocess.run(
+        [str(ROOT / "scripts" / "openenv_peer_venv.sh")], capture_output=True, text=True, check=True
+    )
     py = Path(venv.stdout.strip().splitlines()[-1]) / "bin" / "python"
-    cmd = [str(py), "-m", "uvicorn", "toy_env:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    cmd = [
+        str(py),
+        "-m",
+        "uvicorn",
+        "toy_env:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
     # Its stderr is silenced: it logs a traceback for every client that leaves without a close frame.
-    proc = subprocess.Popen(cmd, cwd=PEER_DIR, env={"MAX_CONCURRENT_ENVS": str(max_sessions), "PATH": "/usr/bin:/bin"},
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=PEER_DIR,
+        env={"MAX_CONCURRENT_ENVS": str(max_sessions), "PATH": "/usr/bin:/bin"},
+        stderr=subprocess.DEVNULL,
+    )
     return proc, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
 
 
@@ -88,7 +111,7 @@ async def _open_one(url: str) -> ClientConnection | None:
     try:
         ws = await connect(url, open_timeout=60, max_size=None)
         reply = await asyncio.wait_for(_ask(ws, '{"type":"reset"}'), 60)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a refused session counts as not held
         return None
     return ws if reply.get("type") == "observation" else None
 
@@ -105,7 +128,9 @@ async def held_sessions(url: str, n: int) -> tuple[int, float]:
     conns = await asyncio.gather(*(one() for _ in range(n)))
     elapsed = time.perf_counter() - t0
     live = [c for c in conns if c is not None]
-    probe = await asyncio.gather(*(_ask(c, '{"type":"step","data":{"delta":1}}') for c in live), return_exceptions=True)
+    probe = await asyncio.gather(
+        *(_ask(c, '{"type":"step","data":{"delta":1}}') for c in live), return_exceptions=True
+    )
     held = sum(1 for p in probe if isinstance(p, dict) and p.get("type") == "observation")
     await asyncio.gather(*(c.close() for c in live), return_exceptions=True)
     return held, elapsed
@@ -151,15 +176,29 @@ def measure(kind: str, args: argparse.Namespace) -> dict[str, float]:
         proc.wait(timeout=20)
     # The load generator shares this small machine, so raw steps/s is partly client-bound;
     # server CPU per step gives the steps/s one server core can sustain.
-    return {"steps_per_s": rate, "server_cpu_us_per_step": server_us, "steps_per_s_per_server_core": 1e6 / server_us,
-            "p50_ms": p50, "p99_ms": p99, "held": held, "open_s": open_s}
+    return {
+        "steps_per_s": rate,
+        "server_cpu_us_per_step": server_us,
+        "steps_per_s_per_server_core": 1e6 / server_us,
+        "p50_ms": p50,
+        "p99_ms": p99,
+        "held": held,
+        "open_s": open_s,
+    }
 
 
 def report(ours: dict[str, float], ref: dict[str, float], args: argparse.Namespace) -> None:
     """Print the two columns and the ratios."""
-    print(f"trivial counter env, {args.sessions} sessions x {args.steps} steps; {args.held} sessions requested")
+    print(
+        f"trivial counter env, {args.sessions} sessions x {args.steps} steps; {args.held} sessions requested"
+    )
     print(f"{'metric':<30}{'trajforge':>12}{'openenv-core':>14}{'ratio':>9}")
-    rows = (("steps_per_s", True), ("server_cpu_us_per_step", False), ("steps_per_s_per_server_core", True), ("p50_ms", False))
+    rows = (
+        ("steps_per_s", True),
+        ("server_cpu_us_per_step", False),
+        ("steps_per_s_per_server_core", True),
+        ("p50_ms", False),
+    )
     for key, better_high in rows + (("p99_ms", False), ("held", True), ("open_s", False)):
         a, b = ours[key], ref[key]
         ratio = (a / b if better_high else b / a) if a and b else float("nan")

@@ -7,7 +7,14 @@ from services.envs.counter_env import CounterEnv
 from services.envs.log_redaction import RedactCapabilityKeys, redact_path
 from services.envs.openenv_client import OpenEnv, tool_call_action, ws_url
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
-from services.envs.registry import EnvRegistry, EnvSpec, default_registry, get_env, list_envs, register_env
+from services.envs.registry import (
+    EnvRegistry,
+    EnvSpec,
+    default_registry,
+    get_env,
+    list_envs,
+    register_env,
+)
 from services.envs.routing_env import SYSTEM_PROMPT, ToolRoutingEnv
 from services.envs.skill_env import SkillEnv, SkillSpec, load_skill
 
@@ -29,11 +36,11 @@ __all__ = [
     "default_registry",
     "get_env",
     "list_envs",
-    "redact_path",
     "load_skill",
+    "redact_path",
     "register_builtins",
     "register_env",
-    "tool_call_action",
     "to_observation_text",
+    "tool_call_action",
     "ws_url",
 ]

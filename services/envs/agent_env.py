@@ -6,9 +6,8 @@ from typing import Any
 
 import orjson
 
-from shared.schema import AgentTask, Message, StepResult
-
 from services.envs.base import Env, to_observation_text
+from shared.schema import AgentTask, Message, StepResult
 
 __all__ = ["AgentEnv"]
 
@@ -41,7 +40,9 @@ class AgentEnv:
         messages = list(task.messages) if task and task.messages else _opening(first)
         return messages, {"tools": self.env.tools(), "sample_id": self.sample_id}
 
-    def step(self, action: dict[str, Any] | Message | str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+    def step(
+        self, action: dict[str, Any] | Message | str
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         """Apply one assistant message; return (tool messages, reward, terminated, truncated, info)."""
         msg = _as_message(action)
         self.steps += 1
@@ -58,12 +59,20 @@ class AgentEnv:
         result = self.env.step(self.final_tool, {"content": text})
         return [], float(result.reward), True, False, dict(result.info)
 
-    def _run_calls(self, calls: list[Any]) -> tuple[list[dict[str, Any]], float, bool, dict[str, Any]]:
+    def _run_calls(
+        self, calls: list[Any]
+    ) -> tuple[list[dict[str, Any]], float, bool, dict[str, Any]]:
         out: list[dict[str, Any]] = []
         reward, done, info = 0.0, False, {}
         for call in calls:
             result = self.env.step(call.function.name, _arguments(call.function.arguments))
-            out.append({"role": "tool", "tool_call_id": call.id, "content": to_observation_text(result.observation)})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": to_observation_text(result.observation),
+                }
+            )
             reward += float(result.reward)
             info.update(result.info)
             if result.done:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from shared.schema import StepResult
 
@@ -66,7 +66,7 @@ class Env(ABC):
     def close(self) -> None:
         """Release resources; safe to call twice."""
 
-    def __enter__(self) -> Env:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

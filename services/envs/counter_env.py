@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shared.schema import StepResult
-
 from services.envs.base import Env
+from shared.schema import StepResult
 
 __all__ = ["CounterEnv"]
 
@@ -62,11 +61,15 @@ class CounterEnv(Env):
             text = str(arguments.get("text", ""))
             return StepResult(observation={"value": self.value, "text": text})
         if tool_name != "add":
-            return StepResult(observation={"value": self.value, "text": f"Error: unknown tool {tool_name!r}"})
+            return StepResult(
+                observation={"value": self.value, "text": f"Error: unknown tool {tool_name!r}"}
+            )
         delta = int(arguments.get("delta", 0))
         self.value += delta
         done = self.limit is not None and self.value >= self.limit
-        return StepResult(observation={"value": self.value, "text": "ok"}, reward=float(delta), done=done)
+        return StepResult(
+            observation={"value": self.value, "text": "ok"}, reward=float(delta), done=done
+        )
 
     def tools(self) -> list[dict[str, Any]]:
         """The ``add`` and ``echo`` schemas."""

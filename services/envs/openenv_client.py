@@ -16,13 +16,17 @@ import orjson
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import ClientConnection, connect
 
+from services.envs.base import Env
+from services.envs.errors import (
+    EnvConnectionLost,
+    EnvRemoteError,
+    EnvTimeout,
+    SessionCapacityReached,
+)
+from services.envs.openenv_local import LocalBackend
+from services.envs.wire import parse_result
 from shared.errors import InvalidInput
 from shared.schema import StepResult
-
-from services.envs.base import Env
-from services.envs.openenv_local import LocalBackend
-from services.envs.errors import EnvConnectionLost, EnvRemoteError, EnvTimeout, SessionCapacityReached
-from services.envs.wire import parse_result
 
 __all__ = ["OpenEnv", "tool_call_action", "ws_url"]
 
@@ -39,7 +43,7 @@ def ws_url(base_url: str) -> str:
     url = base_url.rstrip("/")
     for src, dst in (("https://", "wss://"), ("http://", "ws://")):
         if url.startswith(src):
-            url = dst + url[len(src):]
+            url = dst + url[len(src) :]
     if not url.startswith(("ws://", "wss://")):
         url = "ws://" + url
     return url + "/ws"
@@ -48,8 +52,16 @@ def ws_url(base_url: str) -> str:
 class _Channel:
     """One WebSocket with strict request/reply pairing; discarded on any fault."""
 
-    def __init__(self, url: str, *, headers: dict[str, str], connect_timeout_s: float,
-                 message_timeout_s: float, ping_interval_s: float | None, max_reconnects: int) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str],
+        connect_timeout_s: float,
+        message_timeout_s: float,
+        ping_interval_s: float | None,
+        max_reconnects: int,
+    ) -> None:
         self.url, self.headers = url, headers
         self.connect_timeout_s, self.message_timeout_s = connect_timeout_s, message_timeout_s
         self.ping_interval_s, self.max_reconnects = ping_interval_s, max_reconnects
@@ -60,9 +72,14 @@ class _Channel:
         """Connect, retrying with exponential backoff."""
         for attempt in range(self.max_reconnects + 1):
             try:
-                self.ws = connect(self.url, additional_headers=self.headers, open_timeout=self.connect_timeout_s,
-                                  ping_interval=self.ping_interval_s, ping_timeout=self.ping_interval_s,
-                                  max_size=100 * 1024 * 1024)
+                self.ws = connect(
+                    self.url,
+                    additional_headers=self.headers,
+                    open_timeout=self.connect_timeout_s,
+                    ping_interval=self.ping_interval_s,
+                    ping_timeout=self.ping_interval_s,
+                    max_size=100 * 1024 * 1024,
+                )
                 self.connects += 1
                 return
             except (OSError, InvalidHandshake, TimeoutError) as exc:
@@ -85,13 +102,17 @@ class _Channel:
             reply = orjson.loads(self.ws.recv(timeout=self.message_timeout_s))
         except TimeoutError as exc:
             self.discard()
-            raise EnvTimeout(f"No reply within {self.message_timeout_s} s; the connection was discarded.") from exc
+            raise EnvTimeout(
+                f"No reply within {self.message_timeout_s} s; the connection was discarded."
+            ) from exc
         except ConnectionClosed as exc:
             last = self._last_words()
             self.discard()
             if last is not None and last.get("type") == "error":
                 return self._unwrap(last, expect)
-            raise EnvConnectionLost(f"The env server closed the connection ({exc}); the episode is lost.") from exc
+            raise EnvConnectionLost(
+                f"The env server closed the connection ({exc}); the episode is lost."
+            ) from exc
         return self._unwrap(reply, expect)
 
     def _last_words(self) -> dict[str, Any] | None:
@@ -111,7 +132,9 @@ class _Channel:
             raise EnvRemoteError(str(data.get("message")), details=data)
         if reply.get("type") != expect:
             self.discard()
-            raise EnvConnectionLost(f"Expected a {expect!r} frame, got {reply.get('type')!r}; connection discarded.")
+            raise EnvConnectionLost(
+                f"Expected a {expect!r} frame, got {reply.get('type')!r}; connection discarded."
+            )
         return dict(data)
 
 
@@ -134,14 +157,25 @@ class OpenEnv(Env):
         max_reconnects: int = 3,
     ) -> None:
         if base_url is None and env_cls is None:
-            raise InvalidInput("OpenEnv needs base_url (remote server) or env_cls (in-process env).")
+            raise InvalidInput(
+                "OpenEnv needs base_url (remote server) or env_cls (in-process env)."
+            )
         self.tool_schema = list(tool_schema or [])
         self.action_mapper = action_mapper
-        self._local = LocalBackend(env_cls, env_kwargs or {}, action_cls) if base_url is None and env_cls else None
+        self._local = (
+            LocalBackend(env_cls, env_kwargs or {}, action_cls)
+            if base_url is None and env_cls
+            else None
+        )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.channel = _Channel(ws_url(base_url or "local"), headers=headers, connect_timeout_s=connect_timeout_s,
-                                message_timeout_s=message_timeout_s, ping_interval_s=ping_interval_s,
-                                max_reconnects=max_reconnects)
+        self.channel = _Channel(
+            ws_url(base_url or "local"),
+            headers=headers,
+            connect_timeout_s=connect_timeout_s,
+            message_timeout_s=message_timeout_s,
+            ping_interval_s=ping_interval_s,
+            max_reconnects=max_reconnects,
+        )
 
     def reset(self, trajectory: Any = None, *, seed: int | None = None) -> StepResult:
         """Start an episode on a fresh connection (the old one, if any, is closed)."""
@@ -152,7 +186,9 @@ class OpenEnv(Env):
         data: dict[str, Any] = dict(trajectory) if isinstance(trajectory, dict) else {}
         if seed is not None:
             data["seed"] = seed
-        return parse_result(self.channel.request({"type": "reset", "data": data}, expect="observation"))
+        return parse_result(
+            self.channel.request({"type": "reset", "data": data}, expect="observation")
+        )
 
     def step(self, tool_name: str, arguments: dict[str, Any]) -> StepResult:
         """Map the tool call to an action and step the env."""
@@ -160,7 +196,9 @@ class OpenEnv(Env):
         action = self.action_mapper(tool_name, args) if self.action_mapper else args
         if self._local is not None:
             return self._local.step(tool_name, action)
-        return parse_result(self.channel.request({"type": "step", "data": action}, expect="observation"))
+        return parse_result(
+            self.channel.request({"type": "step", "data": action}, expect="observation")
+        )
 
     def state(self) -> dict[str, Any]:
         """The remote session state (episode_id, step_count, env fields)."""

@@ -5,10 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from services.envs.base import Env
 from shared.errors import InvalidInput
 from shared.schema import StepResult
-
-from services.envs.base import Env
 
 __all__ = ["LocalBackend", "load_class", "normalise_result"]
 
@@ -34,21 +33,38 @@ def normalise_result(result: Any) -> StepResult:
     if isinstance(result, StepResult):
         return result
     if isinstance(result, dict):
-        return StepResult(observation=result.get("observation"), reward=float(result.get("reward") or 0.0),
-                          done=bool(result.get("done")), info=dict(result.get("info") or {}))
+        return StepResult(
+            observation=result.get("observation"),
+            reward=float(result.get("reward") or 0.0),
+            done=bool(result.get("done")),
+            info=dict(result.get("info") or {}),
+        )
     if hasattr(result, "observation"):
-        return StepResult(observation=result.observation, reward=float(getattr(result, "reward", 0.0) or 0.0),
-                          done=bool(getattr(result, "done", False)))
+        return StepResult(
+            observation=result.observation,
+            reward=float(getattr(result, "reward", 0.0) or 0.0),
+            done=bool(getattr(result, "done", False)),
+        )
     # An OpenEnv Observation holds reward/done itself; keep them out of the text the model sees.
-    dump = result.model_dump(exclude={"reward", "done", "metadata"}) if hasattr(result, "model_dump") else result
-    return StepResult(observation=dump, reward=float(getattr(result, "reward", 0.0) or 0.0),
-                      done=bool(getattr(result, "done", False)), info=dict(getattr(result, "metadata", {}) or {}))
+    dump = (
+        result.model_dump(exclude={"reward", "done", "metadata"})
+        if hasattr(result, "model_dump")
+        else result
+    )
+    return StepResult(
+        observation=dump,
+        reward=float(getattr(result, "reward", 0.0) or 0.0),
+        done=bool(getattr(result, "done", False)),
+        info=dict(getattr(result, "metadata", {}) or {}),
+    )
 
 
 class LocalBackend:
     """Runs a seed Env directly, or an OpenEnv server-side env with an action class."""
 
-    def __init__(self, env_cls: str | type, env_kwargs: dict[str, Any], action_cls: type | None) -> None:
+    def __init__(
+        self, env_cls: str | type, env_kwargs: dict[str, Any], action_cls: type | None
+    ) -> None:
         self.env = load_class(env_cls)(**env_kwargs)
         self.action_cls = action_cls
 
@@ -61,7 +77,9 @@ class LocalBackend:
     def step(self, tool_name: str, action: dict[str, Any]) -> StepResult:
         """Step the wrapped env with a mapped action."""
         if isinstance(self.env, Env):
-            return self.env.step(str(action.get("tool_name", tool_name)), dict(action.get("arguments", action)))
+            return self.env.step(
+                str(action.get("tool_name", tool_name)), dict(action.get("arguments", action))
+            )
         act: Any = self.action_cls(**action) if self.action_cls else action
         return normalise_result(self.env.step(act))
 

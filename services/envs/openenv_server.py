@@ -20,8 +20,6 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 from starlette.websockets import WebSocket, WebSocketState
 
-from shared.errors import EnvError, InvalidInput, ValidationFailed
-
 from services.envs.errors import SessionCapacityReached, SessionNotFound
 from services.envs.registry import EnvRegistry, default_registry
 from services.envs.sessions import EnvSession, SessionTable
@@ -33,6 +31,7 @@ from services.envs.wire import (
     observation_frame,
     state_frame,
 )
+from shared.errors import EnvError, InvalidInput, ValidationFailed
 
 __all__ = ["OpenEnvServer", "ServerConfig"]
 
@@ -62,7 +61,9 @@ class OpenEnvServer:
         self.config = config or ServerConfig()
         # None means auth is off; the app supplies the real key check.
         self.verify_key = verify_key
-        self.table = SessionTable(max_sessions=self.config.max_sessions, idle_timeout_s=self.config.idle_timeout_s)
+        self.table = SessionTable(
+            max_sessions=self.config.max_sessions, idle_timeout_s=self.config.idle_timeout_s
+        )
         self._reaper: asyncio.Task[None] | None = None
 
     def authorized(self, key: str | None) -> bool:
@@ -99,14 +100,19 @@ class OpenEnvServer:
     async def _refuse_full(self, ws: WebSocket) -> None:
         await ws.accept(headers=self.capacity_headers())
         msg = f"Server at capacity ({self.table.active}/{self.table.max_sessions} sessions)."
-        frame = error_frame(WSErrorCode.CAPACITY_REACHED, msg, active_sessions=self.table.active, max_sessions=self.table.max_sessions)
+        frame = error_frame(
+            WSErrorCode.CAPACITY_REACHED,
+            msg,
+            active_sessions=self.table.active,
+            max_sessions=self.table.max_sessions,
+        )
         await ws.send_text(frame)
         await ws.close(code=1000)
 
     async def _open_or_report(self, ws: WebSocket, name: str) -> EnvSession | None:
         try:
             session = await self.open_session(name, kind="ws")
-        except Exception as exc:  # the env constructor is user code
+        except Exception as exc:  # noqa: BLE001 - the env constructor is user code
             await ws.send_text(error_frame(WSErrorCode.FACTORY_ERROR, str(exc), factory_name=name))
             await ws.close(code=1000)
             return None
@@ -148,6 +154,9 @@ class OpenEnvServer:
 
     async def handle_text(self, session: EnvSession, text: str) -> str | None:
         """Answer one text frame; None means the client asked to close."""
+        if len(text) > self.config.max_message_bytes:
+            msg = f"Message of {len(text)} characters exceeds {self.config.max_message_bytes}."
+            return error_frame(WSErrorCode.VALIDATION_ERROR, msg, errors=[])
         try:
             envelope = Envelope.model_validate(orjson.loads(text))
         except orjson.JSONDecodeError as exc:
@@ -172,8 +181,10 @@ class OpenEnvServer:
         except ActionError as exc:
             return error_frame(WSErrorCode.VALIDATION_ERROR, "Invalid action", errors=exc.errors)
         except ValidationError as exc:
-            return error_frame(WSErrorCode.VALIDATION_ERROR, "Invalid reset data", errors=_errors(exc))
-        except Exception as exc:  # env code failing is data for the client, not a dead socket
+            return error_frame(
+                WSErrorCode.VALIDATION_ERROR, "Invalid reset data", errors=_errors(exc)
+            )
+        except Exception as exc:  # noqa: BLE001 - env code failing is data for the client, not a dead socket
             return error_frame(WSErrorCode.EXECUTION_ERROR, str(exc))
         return error_frame(WSErrorCode.UNKNOWN_TYPE, f"Unknown message type: {envelope.type}")
 
@@ -202,10 +213,16 @@ class OpenEnvServer:
 
     # ---- HTTP sessions ---------------------------------------------------
 
-    async def http_reset(self, name: str, data: dict[str, Any], session_id: str | None) -> tuple[EnvSession, Any]:
+    async def http_reset(
+        self, name: str, data: dict[str, Any], session_id: str | None
+    ) -> tuple[EnvSession, Any]:
         """Reset an existing HTTP session, or open a new one on a free slot."""
         self._ensure_reaper()
-        session = self.http_session(name, session_id) if session_id else await self._new_http_session(name)
+        session = (
+            self.http_session(name, session_id)
+            if session_id
+            else await self._new_http_session(name)
+        )
         async with session.lock:
             return session, await session.reset(data)
 
@@ -225,13 +242,19 @@ class OpenEnvServer:
     def http_session(self, name: str, session_id: str | None) -> EnvSession:
         """The live HTTP session ``session_id`` of env ``name``."""
         if not session_id:
-            raise InvalidInput("HTTP step/state need the session_id returned by /reset.", param="session_id")
+            raise InvalidInput(
+                "HTTP step/state need the session_id returned by /reset.", param="session_id"
+            )
         session = self.table.sessions.get(session_id)
         if session is None or session.name != name or session.kind != "http":
-            raise SessionNotFound(f"No live session {session_id!r} for env {name!r}; it was closed or reaped. Call /reset.")
+            raise SessionNotFound(
+                f"No live session {session_id!r} for env {name!r}; it was closed or reaped. Call /reset."
+            )
         return session
 
-    async def http_step(self, name: str, session_id: str, action: dict[str, Any]) -> tuple[EnvSession, Any]:
+    async def http_step(
+        self, name: str, session_id: str, action: dict[str, Any]
+    ) -> tuple[EnvSession, Any]:
         """Step an HTTP session; a bad action is a 422, an env failure an env_error."""
         session = self.http_session(name, session_id)
         async with session.lock:

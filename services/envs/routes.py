@@ -12,10 +12,9 @@ from typing import Any
 from fastapi import APIRouter, Request, Response, WebSocket
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.errors import AuthenticationError
-
 from services.envs.openenv_server import OpenEnvServer
 from services.envs.wire import StepAction, result_payload
+from shared.errors import AuthenticationError
 
 __all__ = ["HTTPResetRequest", "HTTPStepRequest", "HTTPStepResponse", "build_router"]
 
@@ -69,7 +68,9 @@ def build_router(server: OpenEnvServer) -> APIRouter:
 
 def _require_key(server: OpenEnvServer, request: Request) -> None:
     if not server.authorized(_key_of(request)):
-        raise AuthenticationError("A valid API key is required (Authorization: Bearer, or the /k/{key}/ URL form).")
+        raise AuthenticationError(
+            "A valid API key is required (Authorization: Bearer, or the /k/{key}/ URL form)."
+        )
 
 
 def _ws_endpoint(server: OpenEnvServer) -> Any:
@@ -91,15 +92,25 @@ def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> N
     async def env_health(name: str) -> dict[str, Any]:
         """Liveness and slot usage (no key needed)."""
         server.registry.spec(name)
-        return {"status": "healthy", "active_sessions": server.table.active, "max_sessions": server.table.max_sessions}
+        return {
+            "status": "healthy",
+            "active_sessions": server.table.active,
+            "max_sessions": server.table.max_sessions,
+        }
 
     @router.get(f"{prefix}/metadata")
     async def env_metadata(name: str, request: Request) -> dict[str, Any]:
         """Name, description and version of an env."""
         _require_key(server, request)
         spec = server.registry.spec(name)
-        return {"name": name, "description": spec.description or f"{name} environment", "readme_content": None,
-                "version": spec.version, "author": None, "documentation_url": None}
+        return {
+            "name": name,
+            "description": spec.description or f"{name} environment",
+            "readme_content": None,
+            "version": spec.version,
+            "author": None,
+            "documentation_url": None,
+        }
 
     @router.get(f"{prefix}/schema")
     async def env_schema(name: str, request: Request) -> dict[str, Any]:
@@ -118,14 +129,21 @@ def _schemas(tools: list[dict[str, Any]], default_tool: str | None) -> dict[str,
         fn = tool.get("function", {})
         if fn.get("name") == default_tool:
             action = {"anyOf": [action, fn.get("parameters", {"type": "object"})]}
-    state = {"type": "object", "properties": {"episode_id": {"type": ["string", "null"]},
-                                              "step_count": {"type": "integer", "minimum": 0}}}
+    state = {
+        "type": "object",
+        "properties": {
+            "episode_id": {"type": ["string", "null"]},
+            "step_count": {"type": "integer", "minimum": 0},
+        },
+    }
     return {"action": action, "observation": {"type": "object"}, "state": state, "tools": tools}
 
 
 def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
     @router.post(f"{prefix}/reset", response_model=HTTPStepResponse)
-    async def env_reset(name: str, body: HTTPResetRequest, request: Request, response: Response) -> HTTPStepResponse:
+    async def env_reset(
+        name: str, body: HTTPResetRequest, request: Request, response: Response
+    ) -> HTTPStepResponse:
         """Reset (and open, without session_id) a stateful HTTP session."""
         _require_key(server, request)
         data = body.model_dump(exclude={"session_id"}, exclude_none=True)

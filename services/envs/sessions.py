@@ -109,7 +109,11 @@ class SessionTable:
         if self.idle_timeout_s is None:
             return 0
         now = time.monotonic() if now is None else now
-        idle = [s for s in self.sessions.values() if now - s.last_activity > self.idle_timeout_s and not s.lock.locked()]
+        idle = [
+            s
+            for s in self.sessions.values()
+            if now - s.last_activity > self.idle_timeout_s and not s.lock.locked()
+        ]
         for session in idle:
             closer = session.closer
             await self.release(session)

@@ -9,11 +9,10 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import BaseModel, Field
 
-from shared.errors import InvalidInput
-from shared.schema import StepResult
-
 from services.envs.base import Env
 from services.envs.skill_audit import audit_answer, compile_rules
+from shared.errors import InvalidInput
+from shared.schema import StepResult
 
 __all__ = ["AnswerFormat", "SkillEnv", "SkillSpec", "load_skill"]
 
@@ -63,7 +62,11 @@ def _lookup_order(args: dict[str, Any]) -> str:
 
 DEFAULT_HANDLERS: dict[str, ToolHandler] = {"lookup_order": _lookup_order}
 DEFAULT_PARAMETERS: dict[str, dict[str, Any]] = {
-    "lookup_order": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
+    "lookup_order": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}},
+        "required": ["order_id"],
+    },
 }
 
 
@@ -73,7 +76,12 @@ class SkillEnv(Env):
     inline_safe: ClassVar[bool] = True
     description: ClassVar[str] = "Skill env defined by YAML with an audited final answer."
 
-    def __init__(self, *, skill: str | Path | SkillSpec = "order_status", handlers: dict[str, ToolHandler] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        skill: str | Path | SkillSpec = "order_status",
+        handlers: dict[str, ToolHandler] | None = None,
+    ) -> None:
         self.spec = skill if isinstance(skill, SkillSpec) else load_skill(skill)
         self.handlers = {**DEFAULT_HANDLERS, **(handlers or {})}
         self.rules = compile_rules(self.spec.audit_rules)
@@ -93,7 +101,9 @@ class SkillEnv(Env):
         """Start over; the observation is the skill's system prompt."""
         self.rounds = 0
         prompt = self.system_prompt()
-        return StepResult(observation=prompt, info={"messages": [{"role": "system", "content": prompt}]})
+        return StepResult(
+            observation=prompt, info={"messages": [{"role": "system", "content": prompt}]}
+        )
 
     def step(self, tool_name: str, arguments: dict[str, Any]) -> StepResult:
         """Run an allowed tool, or audit the submitted answer; the round budget ends the episode."""
@@ -101,24 +111,52 @@ class SkillEnv(Env):
         if tool_name == SUBMIT_TOOL:
             return self._submit(arguments)
         if self.rounds >= self.spec.max_rounds:
-            return StepResult(observation="Error: round budget spent.", done=True, info={"truncated": True})
+            return StepResult(
+                observation="Error: round budget spent.", done=True, info={"truncated": True}
+            )
         if tool_name not in self.spec.available_tools or tool_name not in self.handlers:
             allowed = ", ".join(self.spec.available_tools + [SUBMIT_TOOL])
-            return StepResult(observation=f"Error: tool {tool_name!r} is not allowed. Allowed: {allowed}")
+            return StepResult(
+                observation=f"Error: tool {tool_name!r} is not allowed. Allowed: {allowed}"
+            )
         return StepResult(observation=self.handlers[tool_name](arguments))
 
     def _submit(self, answer: dict[str, Any]) -> StepResult:
-        report = audit_answer(answer, required_fields=self.spec.answer_format.required_fields, rules=self.rules)
+        report = audit_answer(
+            answer, required_fields=self.spec.answer_format.required_fields, rules=self.rules
+        )
         w = self.spec.reward_weights
-        reward = w.get("format", 0.0) * report.format_score + w.get("audit", 0.0) * report.audit_score
-        return StepResult(observation="answer received", reward=reward, done=True, info={"audit": report.model_dump()})
+        reward = (
+            w.get("format", 0.0) * report.format_score + w.get("audit", 0.0) * report.audit_score
+        )
+        return StepResult(
+            observation="answer received",
+            reward=reward,
+            done=True,
+            info={"audit": report.model_dump()},
+        )
 
     def tools(self) -> list[dict[str, Any]]:
         """Schemas of the allowed tools plus ``submit_answer`` with the required fields."""
         fields = self.spec.answer_format.required_fields
-        submit = {"type": "object", "properties": {f: {"type": "string"} for f in fields}, "required": fields}
-        out = [_tool_schema(name, DEFAULT_PARAMETERS.get(name)) for name in self.spec.available_tools]
-        out.append({"type": "function", "function": {"name": SUBMIT_TOOL, "description": "Submit the final answer.", "parameters": submit}})
+        submit = {
+            "type": "object",
+            "properties": {f: {"type": "string"} for f in fields},
+            "required": fields,
+        }
+        out = [
+            _tool_schema(name, DEFAULT_PARAMETERS.get(name)) for name in self.spec.available_tools
+        ]
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": SUBMIT_TOOL,
+                    "description": "Submit the final answer.",
+                    "parameters": submit,
+                },
+            }
+        )
         return out
 
     def state(self) -> dict[str, Any]:
@@ -128,4 +166,7 @@ class SkillEnv(Env):
 
 def _tool_schema(name: str, parameters: dict[str, Any] | None) -> dict[str, Any]:
     params = parameters or {"type": "object", "properties": {}}
-    return {"type": "function", "function": {"name": name, "description": f"Skill tool {name}.", "parameters": params}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": f"Skill tool {name}.", "parameters": params},
+    }

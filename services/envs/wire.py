@@ -14,9 +14,8 @@ import orjson
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shared.schema import StepResult
-
 from services.envs.base import Env
+from shared.schema import StepResult
 
 __all__ = [
     "ActionError",
@@ -111,8 +110,15 @@ class ToolValidators:
         validator = self._validators.get(tool_name)
         if validator is None:
             return
-        errors = [{"type": e.validator, "loc": list(e.absolute_path), "msg": e.message, "input": e.instance}
-                  for e in validator.iter_errors(arguments)]
+        errors = [
+            {
+                "type": e.validator,
+                "loc": list(e.absolute_path),
+                "msg": e.message,
+                "input": e.instance,
+            }
+            for e in validator.iter_errors(arguments)
+        ]
         if errors:
             raise ActionError(errors)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 import time
@@ -15,12 +14,11 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from shared.errors import TrajforgeError
-
 from services.envs.builtin import register_builtins
 from services.envs.openenv_server import OpenEnvServer
 from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
+from shared.errors import TrajforgeError
 
 
 def free_port() -> int:
@@ -46,7 +44,9 @@ def make_app(server: OpenEnvServer) -> FastAPI:
 def serve(server: OpenEnvServer, **uvicorn_kwargs: Any) -> Iterator[str]:
     """Run uvicorn in a thread on a free loopback port; yield the base URL."""
     port = free_port()
-    config = uvicorn.Config(make_app(server), host="127.0.0.1", port=port, log_level="warning", **uvicorn_kwargs)
+    config = uvicorn.Config(
+        make_app(server), host="127.0.0.1", port=port, log_level="warning", **uvicorn_kwargs
+    )
     userver = uvicorn.Server(config)
     thread = threading.Thread(target=userver.run, daemon=True)
     thread.start()

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.schema import StepResult
-
 from services.envs.base import Env, EnvTool, to_observation_text
 from services.envs.counter_env import CounterEnv
+from shared.schema import StepResult
 
 
 class _Plain(Env):
@@ -13,7 +12,9 @@ class _Plain(Env):
         self.closed = 0
 
     def step(self, tool_name: str, arguments: dict[str, Any]) -> StepResult:
-        return StepResult(observation=f"{tool_name}:{arguments}", reward=0.5, done=arguments.get("stop", False))
+        return StepResult(
+            observation=f"{tool_name}:{arguments}", reward=0.5, done=arguments.get("stop", False)
+        )
 
     def close(self) -> None:
         self.closed += 1
@@ -31,7 +32,9 @@ def test_from_env_without_tools_gives_one_generic_tool() -> None:
     tools = EnvTool.from_env(_Plain())
     assert [t.tool_name for t in tools] == ["env_action"]
     assert tools[0].tool_info()["function"]["parameters"] == {"type": "object", "properties": {}}
-    assert tools[0].last_result is None and tools[0].done is False and tools[0].episode_reward == 0.0
+    assert (
+        tools[0].last_result is None and tools[0].done is False and tools[0].episode_reward == 0.0
+    )
 
 
 def test_episode_reward_is_a_running_total_shared_by_sibling_tools() -> None:

@@ -8,14 +8,18 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from shared.schema import StepResult
-
 from services.envs.base import Env, EnvTool
 from services.envs.counter_env import CounterEnv
-from services.envs.errors import EnvConnectionLost, EnvRemoteError, EnvTimeout, SessionCapacityReached
+from services.envs.errors import (
+    EnvConnectionLost,
+    EnvRemoteError,
+    EnvTimeout,
+    SessionCapacityReached,
+)
 from services.envs.openenv_client import OpenEnv, tool_call_action, ws_url
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import EnvRegistry
+from shared.schema import StepResult
 from tests.services.envs.conftest import serve
 
 
@@ -42,7 +46,9 @@ def test_ws_url_forms() -> None:
 def test_remote_episode_exposed_as_tools(registry: EnvRegistry) -> None:
     schema = CounterEnv().tools()
     with serve(OpenEnvServer(registry)) as base:
-        env = OpenEnv(base_url=f"{base}/envs/counter", tool_schema=schema, action_mapper=tool_call_action)
+        env = OpenEnv(
+            base_url=f"{base}/envs/counter", tool_schema=schema, action_mapper=tool_call_action
+        )
         with env:
             first = env.reset({"start": 10}, seed=4)
             assert first.observation == {"value": 10, "text": "seed=4"}
@@ -137,7 +143,11 @@ class _ForeignEnv:
 
 
 def test_in_process_modes() -> None:
-    local = OpenEnv(env_cls="services.envs.counter_env:CounterEnv", env_kwargs={"start": 2}, action_mapper=tool_call_action)
+    local = OpenEnv(
+        env_cls="services.envs.counter_env:CounterEnv",
+        env_kwargs={"start": 2},
+        action_mapper=tool_call_action,
+    )
     assert local.reset().observation["value"] == 2
     assert local.step("add", {"delta": 1}).observation["value"] == 3
     foreign = OpenEnv(env_cls=_ForeignEnv, action_cls=_Delta)

@@ -3,11 +3,10 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from shared.errors import InvalidInput
-from shared.schema import StepResult
-
 from services.envs.counter_env import CounterEnv
 from services.envs.openenv_local import load_class, normalise_result
+from shared.errors import InvalidInput
+from shared.schema import StepResult
 
 
 class _Obs(BaseModel):

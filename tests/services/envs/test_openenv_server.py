@@ -10,11 +10,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-from shared.schema import StepResult
-
 from services.envs.base import Env
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import EnvRegistry
+from shared.schema import StepResult
 from tests.services.envs.conftest import serve
 
 
@@ -39,13 +38,29 @@ class _Boom(Env):
 def test_frames_match_the_reference_shapes(registry: EnvRegistry) -> None:
     with serve(OpenEnvServer(registry)) as base, _ws(base) as ws:
         first = _ask(ws, {"type": "reset", "data": {"seed": 1, "episode_id": "ep-A", "start": 2}})
-        assert first == {"type": "observation", "data": {"observation": {"value": 2, "text": "seed=1"}, "reward": 0.0, "done": False, "info": {}}}
+        assert first == {
+            "type": "observation",
+            "data": {
+                "observation": {"value": 2, "text": "seed=1"},
+                "reward": 0.0,
+                "done": False,
+                "info": {},
+            },
+        }
         step = _ask(ws, {"type": "step", "data": {"delta": 3}})
-        assert step["data"]["observation"] == {"value": 5, "text": "ok"} and step["data"]["reward"] == 3.0
-        by_tool = _ask(ws, {"type": "step", "data": {"tool_name": "echo", "arguments": {"text": "x"}}})
+        assert (
+            step["data"]["observation"] == {"value": 5, "text": "ok"}
+            and step["data"]["reward"] == 3.0
+        )
+        by_tool = _ask(
+            ws, {"type": "step", "data": {"tool_name": "echo", "arguments": {"text": "x"}}}
+        )
         assert by_tool["data"]["observation"]["text"] == "x"
         state = _ask(ws, {"type": "state"})
-        assert state == {"type": "state", "data": {"episode_id": "ep-A", "step_count": 2, "value": 5}}
+        assert state == {
+            "type": "state",
+            "data": {"episode_id": "ep-A", "step_count": 2, "value": 5},
+        }
 
 
 def test_pipelined_requests_get_in_order_replies(registry: EnvRegistry) -> None:
@@ -61,10 +76,16 @@ def test_errors_keep_the_connection_and_close_is_1000() -> None:
     reg = EnvRegistry()
     reg.register("boom", _Boom)
     with serve(OpenEnvServer(reg)) as base, _ws(base, "/envs/boom/ws") as ws:
-        assert _ask(ws, {"type": "step", "data": {"fail": True}})["data"] == {"message": "boom from env", "code": "EXECUTION_ERROR"}
+        assert _ask(ws, {"type": "step", "data": {"fail": True}})["data"] == {
+            "message": "boom from env",
+            "code": "EXECUTION_ERROR",
+        }
         assert _ask(ws, {"type": "nope"})["data"]["code"] == "UNKNOWN_TYPE"
         assert _ask(ws, {"type": "step", "extra": 1})["data"]["code"] == "VALIDATION_ERROR"
-        assert _ask(ws, {"type": "step", "data": {"tool_name": ""}})["data"]["code"] == "VALIDATION_ERROR"
+        assert (
+            _ask(ws, {"type": "step", "data": {"tool_name": ""}})["data"]["code"]
+            == "VALIDATION_ERROR"
+        )
         ws.send("{not json")
         assert json.loads(ws.recv(timeout=5))["data"]["code"] == "INVALID_JSON"
         assert _ask(ws, {"type": "step", "data": {}})["data"]["observation"] == {"text": "fine"}
@@ -114,11 +135,14 @@ def test_idle_timeout_closes_the_socket_and_frees_the_slot(registry: EnvRegistry
 
 
 def test_keepalive_survives_a_long_gap(registry: EnvRegistry) -> None:
-    with serve(OpenEnvServer(registry), ws_ping_interval=0.2, ws_ping_timeout=0.5) as base:
-        with _ws(base, ping_interval=0.2, ping_timeout=0.5) as ws:
-            _ask(ws, {"type": "reset"})
-            time.sleep(1.5)  # several ping/pong rounds with no messages
-            assert _ask(ws, {"type": "step", "data": {"delta": 4}})["data"]["observation"]["value"] == 4
+    server = OpenEnvServer(registry)
+    with (
+        serve(server, ws_ping_interval=0.2, ws_ping_timeout=0.5) as base,
+        _ws(base, ping_interval=0.2, ping_timeout=0.5) as ws,
+    ):
+        _ask(ws, {"type": "reset"})
+        time.sleep(1.5)  # several ping/pong rounds with no messages
+        assert _ask(ws, {"type": "step", "data": {"delta": 4}})["data"]["observation"]["value"] == 4
 
 
 def test_capability_url_and_bearer_auth(registry: EnvRegistry) -> None:
@@ -141,9 +165,8 @@ def test_capability_url_and_bearer_auth(registry: EnvRegistry) -> None:
 
 
 def test_unknown_env_is_refused(registry: EnvRegistry) -> None:
-    with serve(OpenEnvServer(registry)) as base:
-        with pytest.raises(InvalidStatus):
-            _ws(base, "/envs/nope/ws")
+    with serve(OpenEnvServer(registry)) as base, pytest.raises(InvalidStatus):
+        _ws(base, "/envs/nope/ws")
 
 
 def _wait_for(cond: Any, timeout_s: float = 5.0) -> None:
@@ -151,3 +174,13 @@ def _wait_for(cond: Any, timeout_s: float = 5.0) -> None:
     while not cond():
         assert time.monotonic() < deadline, "condition not reached"
         time.sleep(0.02)
+
+
+def test_oversized_message_is_refused_and_session_continues(registry: EnvRegistry) -> None:
+    with (
+        serve(OpenEnvServer(registry, ServerConfig(max_message_bytes=1024))) as base,
+        _ws(base) as ws,
+    ):
+        big = {"type": "step", "data": {"tool_name": "echo", "arguments": {"text": "x" * 2000}}}
+        assert _ask(ws, big)["data"]["code"] == "VALIDATION_ERROR"
+        assert _ask(ws, {"type": "reset"})["type"] == "observation"

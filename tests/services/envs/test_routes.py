@@ -11,7 +11,9 @@ from tests.services.envs.conftest import make_app
 
 
 def _client(server: OpenEnvServer) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=make_app(server)), base_url="http://t")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=make_app(server)), base_url="http://t"
+    )
 
 
 async def test_health_metadata_schema(registry: EnvRegistry) -> None:
@@ -30,7 +32,9 @@ async def test_http_sessions_keep_state_between_calls(registry: EnvRegistry) -> 
         first = (await c.post("/envs/counter/reset", json={"seed": 3, "start": 1})).json()
         sid = first["session_id"]
         await c.post("/envs/counter/step", json={"session_id": sid, "action": {"delta": 3}})
-        second = (await c.post("/envs/counter/step", json={"session_id": sid, "action": {"delta": 3}})).json()
+        second = (
+            await c.post("/envs/counter/step", json={"session_id": sid, "action": {"delta": 3}})
+        ).json()
         # The reference's stateless HTTP would answer 3 twice; a real session accumulates.
         assert second["observation"]["value"] == 7 and second["reward"] == 3.0
         state = (await c.get("/envs/counter/state", params={"session_id": sid})).json()
@@ -58,17 +62,24 @@ async def test_bad_action_is_422_shaped_not_500(registry: EnvRegistry) -> None:
     # tool_routing has no default tool, so an action without tool_name is invalid.
     async with _client(OpenEnvServer(registry)) as c:
         sid = (await c.post("/envs/tool_routing/reset", json={})).json()["session_id"]
-        bad = await c.post("/envs/tool_routing/step", json={"session_id": sid, "action": {"item_id": "A1"}})
+        bad = await c.post(
+            "/envs/tool_routing/step", json={"session_id": sid, "action": {"item_id": "A1"}}
+        )
         assert bad.status_code == 422 and bad.json()["code"] == "validation_failed"
 
 
-@pytest.mark.parametrize("prefix,headers,status", [
-    ("/envs/counter/k/sk-good", {}, 200),
-    ("/envs/counter", {"Authorization": "Bearer sk-good"}, 200),
-    ("/envs/counter/k/sk-bad", {}, 401),
-    ("/envs/counter", {}, 401),
-])
-async def test_http_auth_forms(registry: EnvRegistry, prefix: str, headers: dict[str, str], status: int) -> None:
+@pytest.mark.parametrize(
+    "prefix,headers,status",
+    [
+        ("/envs/counter/k/sk-good", {}, 200),
+        ("/envs/counter", {"Authorization": "Bearer sk-good"}, 200),
+        ("/envs/counter/k/sk-bad", {}, 401),
+        ("/envs/counter", {}, 401),
+    ],
+)
+async def test_http_auth_forms(
+    registry: EnvRegistry, prefix: str, headers: dict[str, str], status: int
+) -> None:
     server = OpenEnvServer(registry, verify_key=lambda k: k == "sk-good")
     async with _client(server) as c:
         assert (await c.get(f"{prefix}/health")).status_code == 200

@@ -5,7 +5,11 @@ from services.envs.skill_audit import MAX_FIELD_CHARS, audit_answer, compile_rul
 
 def test_audit_scores_format_and_rules() -> None:
     rules = compile_rules({"order_id": r"^[A-Z]{2}-\d{4}$", "status": "^(shipped|pending)$"})
-    good = audit_answer({"order_id": "AB-1234", "status": "shipped"}, required_fields=["order_id", "status"], rules=rules)
+    good = audit_answer(
+        {"order_id": "AB-1234", "status": "shipped"},
+        required_fields=["order_id", "status"],
+        rules=rules,
+    )
     assert (good.format_score, good.audit_score, good.missing, good.failed) == (1.0, 1.0, [], [])
     bad = audit_answer({"order_id": "ab-1"}, required_fields=["order_id", "status"], rules=rules)
     assert bad.missing == ["status"] and sorted(bad.failed) == ["order_id", "status"]

@@ -4,9 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.errors import InvalidInput
-
 from services.envs.skill_env import SkillEnv, load_skill
+from shared.errors import InvalidInput
 
 
 def test_reset_builds_system_prompt_from_skill() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 from openenv.core.env_server import Environment, create_app
 from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
@@ -37,16 +37,26 @@ class CounterEnvironment(Environment):
         super().__init__()
         self._state = CounterState()
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, start: int = 0, **kw: Any) -> CounterObservation:
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        start: int = 0,
+        **kw: Any,
+    ) -> CounterObservation:
         """Start from ``start``."""
         self._state = CounterState(episode_id=episode_id, step_count=0, value=start)
         return CounterObservation(value=start, text=f"seed={seed}", reward=0.0, done=False)
 
-    def step(self, action: CounterAction, timeout_s: Optional[float] = None, **kw: Any) -> CounterObservation:
+    def step(
+        self, action: CounterAction, timeout_s: float | None = None, **kw: Any
+    ) -> CounterObservation:
         """Add and reward the delta."""
         self._state.value += action.delta
         self._state.step_count += 1
-        return CounterObservation(value=self._state.value, text="ok", reward=float(action.delta), done=False)
+        return CounterObservation(
+            value=self._state.value, text="ok", reward=float(action.delta), done=False
+        )
 
     @property
     def state(self) -> CounterState:
@@ -55,5 +65,9 @@ class CounterEnvironment(Environment):
 
 
 _MAX = int(os.environ.get("MAX_CONCURRENT_ENVS", "4"))
-app = create_app(CounterEnvironment, CounterAction, CounterObservation,
-                 concurrency_config=ConcurrencyConfig(max_concurrent_envs=_MAX))
+app = create_app(
+    CounterEnvironment,
+    CounterAction,
+    CounterObservation,
+    concurrency_config=ConcurrencyConfig(max_concurrent_envs=_MAX),
+)
