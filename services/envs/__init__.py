@@ -4,7 +4,6 @@ from services.envs.agent_env import AgentEnv
 from services.envs.base import Env, EnvTool, to_observation_text
 from services.envs.builtin import register_builtins
 from services.envs.counter_env import CounterEnv
-from services.envs.log_redaction import RedactCapabilityKeys, redact_path
 from services.envs.openenv_client import OpenEnv, tool_call_action, ws_url
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import (
@@ -28,7 +27,6 @@ __all__ = [
     "EnvTool",
     "OpenEnv",
     "OpenEnvServer",
-    "RedactCapabilityKeys",
     "ServerConfig",
     "SkillEnv",
     "SkillSpec",
@@ -37,7 +35,6 @@ __all__ = [
     "get_env",
     "list_envs",
     "load_skill",
-    "redact_path",
     "register_builtins",
     "register_env",
     "to_observation_text",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -31,11 +32,12 @@ from services.envs.wire import (
     observation_frame,
     state_frame,
 )
-from shared.errors import EnvError, InvalidInput, ValidationFailed
+from shared.errors import AuthenticationError, EnvError, InvalidInput, ValidationFailed
 
 __all__ = ["OpenEnvServer", "ServerConfig"]
 
-KeyVerifier = Callable[[str], bool]
+# Sync or async; returning False or raising AuthenticationError both mean "refused".
+KeyVerifier = Callable[[str], bool | Awaitable[object]]
 _WS_CLOSE_IDLE = 1001
 
 
@@ -66,11 +68,19 @@ class OpenEnvServer:
         )
         self._reaper: asyncio.Task[None] | None = None
 
-    def authorized(self, key: str | None) -> bool:
+    async def authorized(self, key: str | None) -> bool:
         """True when auth is off or the key passes ``verify_key``."""
         if self.verify_key is None:
             return True
-        return bool(key) and self.verify_key(key or "")
+        if not key:
+            return False
+        try:
+            verdict = self.verify_key(key)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        except AuthenticationError:
+            return False
+        return verdict is not False and verdict is not None
 
     def capacity_headers(self) -> list[tuple[bytes, bytes]]:
         """Active and maximum sessions, reported on every accepted connection."""

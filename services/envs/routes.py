@@ -66,8 +66,8 @@ def build_router(server: OpenEnvServer) -> APIRouter:
     return router
 
 
-def _require_key(server: OpenEnvServer, request: Request) -> None:
-    if not server.authorized(_key_of(request)):
+async def _require_key(server: OpenEnvServer, request: Request) -> None:
+    if not await server.authorized(_key_of(request)):
         raise AuthenticationError(
             "A valid API key is required (Authorization: Bearer, or the /k/{key}/ URL form)."
         )
@@ -76,7 +76,7 @@ def _require_key(server: OpenEnvServer, request: Request) -> None:
 def _ws_endpoint(server: OpenEnvServer) -> Any:
     async def env_ws(websocket: WebSocket, name: str) -> None:
         """One OpenEnv session over a WebSocket."""
-        if not server.authorized(_key_of(websocket)):
+        if not await server.authorized(_key_of(websocket)):
             await websocket.close(code=1008)  # before accept: the client sees HTTP 403
             return
         if name not in server.registry:
@@ -101,7 +101,7 @@ def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> N
     @router.get(f"{prefix}/metadata")
     async def env_metadata(name: str, request: Request) -> dict[str, Any]:
         """Name, description and version of an env."""
-        _require_key(server, request)
+        await _require_key(server, request)
         spec = server.registry.spec(name)
         return {
             "name": name,
@@ -115,7 +115,7 @@ def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> N
     @router.get(f"{prefix}/schema")
     async def env_schema(name: str, request: Request) -> dict[str, Any]:
         """JSON schemas of action, observation and state, plus the env's tools."""
-        _require_key(server, request)
+        await _require_key(server, request)
         env = server.registry.get(name)
         try:
             return _schemas(env.tools(), env.default_tool)
@@ -145,7 +145,7 @@ def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -
         name: str, body: HTTPResetRequest, request: Request, response: Response
     ) -> HTTPStepResponse:
         """Reset (and open, without session_id) a stateful HTTP session."""
-        _require_key(server, request)
+        await _require_key(server, request)
         data = body.model_dump(exclude={"session_id"}, exclude_none=True)
         session, result = await server.http_reset(name, data, body.session_id)
         response.headers["x-session-id"] = session.id
@@ -154,19 +154,19 @@ def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -
     @router.post(f"{prefix}/step", response_model=HTTPStepResponse)
     async def env_step(name: str, body: HTTPStepRequest, request: Request) -> HTTPStepResponse:
         """Step the HTTP session named in the body."""
-        _require_key(server, request)
+        await _require_key(server, request)
         session, result = await server.http_step(name, body.session_id, body.action)
         return HTTPStepResponse(session_id=session.id, **result_payload(result))
 
     @router.get(f"{prefix}/state")
     async def env_state(name: str, session_id: str, request: Request) -> dict[str, Any]:
         """episode_id, step_count and env state of an HTTP session."""
-        _require_key(server, request)
+        await _require_key(server, request)
         return server.http_session(name, session_id).state()
 
     @router.delete(f"{prefix}/sessions/{{session_id}}", status_code=204)
     async def env_close(name: str, session_id: str, request: Request) -> Response:
         """Close an HTTP session and free its slot."""
-        _require_key(server, request)
+        await _require_key(server, request)
         await server.http_close(name, session_id)
         return Response(status_code=204)

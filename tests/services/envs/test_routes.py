@@ -84,3 +84,16 @@ async def test_http_auth_forms(
     async with _client(server) as c:
         assert (await c.get(f"{prefix}/health")).status_code == 200
         assert (await c.post(f"{prefix}/reset", json={}, headers=headers)).status_code == status
+
+
+async def test_async_verifier_raising_authentication_error(registry: EnvRegistry) -> None:
+    from shared.errors import AuthenticationError
+
+    async def verify(key: str) -> object:
+        if key != "tf_good":
+            raise AuthenticationError("invalid or revoked API key")
+        return {"id": 1}
+
+    async with _client(OpenEnvServer(registry, verify_key=verify)) as c:
+        assert (await c.post("/envs/counter/k/tf_good/reset", json={})).status_code == 200
+        assert (await c.post("/envs/counter/k/tf_bad/reset", json={})).status_code == 401
