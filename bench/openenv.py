@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER_DIR = ROOT / "tests" / "services" / "envs" / "peer"
 
 
-def _serve_ours(port: int, max_sessions: int) -> None:
+def _serve_ours(port: int, max_sessions: int, tuned: bool) -> None:
     """Run our router under uvicorn (the bench's own minimal app)."""
     import uvicorn
     from fastapi import FastAPI
@@ -42,7 +42,11 @@ def _serve_ours(port: int, max_sessions: int) -> None:
         register_builtins(EnvRegistry()), ServerConfig(max_sessions=max_sessions)
     )
     app.include_router(build_router(server))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    # Tuned: the sans-I/O WebSocket protocol and no per-message deflate (frames are tiny JSON).
+    extra: dict[str, Any] = (
+        {"ws": "websockets-sansio", "ws_per_message_deflate": False} if tuned else {}
+    )
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **extra)
 
 
 def _free_port() -> int:
@@ -53,10 +57,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(kind: str, max_sessions: int) -> tuple[subprocess.Popen[bytes], str, str]:
+def _start(
+    kind: str, max_sessions: int, tuned: bool = False
+) -> tuple[subprocess.Popen[bytes], str, str]:
     port = _free_port()
     if kind == "ours":
         cmd = [sys.executable, __file__, "--serve-ours", str(port), "--max", str(max_sessions)]
+        cmd += ["--tuned"] if tuned else []
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen(cmd, env=env)
         return (
@@ -162,18 +169,10 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(kind: str, args: argparse.Namespace) -> dict[str, float]:
-    """Start one server, measure it, stop it."""
-    proc, base, url = _start(kind, max_sessions=args.held + 64)
-    try:
-        _wait_healthy(base)
-        cpu0 = _cpu_s(proc.pid)
-        rate, p50, p99 = asyncio.run(steps_per_s(url, args.sessions, args.steps))
-        server_us = 1e6 * (_cpu_s(proc.pid) - cpu0) / (args.sessions * args.steps)
-        held, open_s = asyncio.run(held_sessions(url, args.held))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+def _round(proc: subprocess.Popen[bytes], url: str, args: argparse.Namespace) -> dict[str, float]:
+    cpu0 = _cpu_s(proc.pid)
+    rate, p50, p99 = asyncio.run(steps_per_s(url, args.sessions, args.steps))
+    server_us = 1e6 * (_cpu_s(proc.pid) - cpu0) / (args.sessions * args.steps)
     # The load generator shares this small machine, so raw steps/s is partly client-bound;
     # server CPU per step gives the steps/s one server core can sustain.
     return {
@@ -182,9 +181,32 @@ def measure(kind: str, args: argparse.Namespace) -> dict[str, float]:
         "steps_per_s_per_server_core": 1e6 / server_us,
         "p50_ms": p50,
         "p99_ms": p99,
-        "held": held,
-        "open_s": open_s,
     }
+
+
+def measure_both(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    """Run both servers at once; alternate throughput rounds so load drift hits both alike."""
+    procs = {
+        kind: _start(kind, args.held + 64, tuned=args.tuned and kind == "ours")
+        for kind in ("ours", "reference")
+    }
+    try:
+        for _, base, _ in procs.values():
+            _wait_healthy(base)
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(args.rounds):
+            for kind, (proc, _, url) in procs.items():
+                got = _round(proc, url, args)
+                if kind not in best or got["steps_per_s"] > best[kind]["steps_per_s"]:
+                    best[kind] = got
+        for kind, (_, _, url) in procs.items():
+            held, open_s = asyncio.run(held_sessions(url, args.held))
+            best[kind].update(held=held, open_s=open_s)
+    finally:
+        for proc, _, _ in procs.values():
+            proc.terminate()
+            proc.wait(timeout=20)
+    return best
 
 
 def report(ours: dict[str, float], ref: dict[str, float], args: argparse.Namespace) -> None:
@@ -211,16 +233,21 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--held", type=int, default=1000)
     p.add_argument("--sessions", type=int, default=16)
-    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--steps", type=int, default=500)
     p.add_argument("--serve-ours", type=int, default=0)
     p.add_argument("--max", type=int, default=2048)
+    p.add_argument(
+        "--tuned", action="store_true", help="run our server with tuned uvicorn WebSocket settings"
+    )
+    p.add_argument(
+        "--rounds", type=int, default=3, help="throughput rounds per server; the best one counts"
+    )
     args = p.parse_args()
     if args.serve_ours:
-        _serve_ours(args.serve_ours, args.max)
+        _serve_ours(args.serve_ours, args.max, args.tuned)
         return
-    ours = measure("ours", args)
-    ref = measure("reference", args)
-    report(ours, ref, args)
+    got = measure_both(args)
+    report(got["ours"], got["reference"], args)
 
 
 if __name__ == "__main__":
