@@ -178,17 +178,22 @@ class OpenEnv(Env):
         )
 
     def reset(self, trajectory: Any = None, *, seed: int | None = None) -> StepResult:
-        """Start an episode on a fresh connection (the old one, if any, is closed)."""
+        """Start an episode, reusing a live connection or reconnecting (once more if it just died)."""
         if self._local is not None:
             return self._local.reset(trajectory, seed)
-        self.channel.discard()
-        self.channel.open()
         data: dict[str, Any] = dict(trajectory) if isinstance(trajectory, dict) else {}
         if seed is not None:
             data["seed"] = seed
-        return parse_result(
-            self.channel.request({"type": "reset", "data": data}, expect="observation")
-        )
+        frame = {"type": "reset", "data": data}
+        if self.channel.ws is None:
+            self.channel.open()
+        try:
+            return parse_result(self.channel.request(frame, expect="observation"))
+        except EnvConnectionLost:
+            # The cached socket was closed by the far end since the last call: a reset may
+            # safely start over on a new connection (there is no episode to lose yet).
+            self.channel.open()
+            return parse_result(self.channel.request(frame, expect="observation"))
 
     def step(self, tool_name: str, arguments: dict[str, Any]) -> StepResult:
         """Map the tool call to an action and step the env."""

@@ -90,6 +90,10 @@ def test_reconnects_after_the_server_closed_the_socket(registry: EnvRegistry) ->
             env.step("add", {"delta": 1})
         assert env.reset().observation["value"] == 0
         assert env.step("add", {"delta": 2}).observation["value"] == 2
+        assert env.reset().observation["value"] == 0  # a live connection is reused
+        assert env.channel.connects == 2
+        time.sleep(0.8)  # reaped again; reset notices the dead socket and reconnects itself
+        assert env.reset().observation["value"] == 0 and env.channel.connects == 3
         env.close()
 
 
