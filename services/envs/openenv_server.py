@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel, Field, ValidationError
-from starlette.websockets import WebSocket, WebSocketState
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from services.envs.errors import SessionCapacityReached, SessionNotFound
 from services.envs.registry import EnvRegistry, default_registry
@@ -95,7 +95,8 @@ class OpenEnvServer:
         """Run one WebSocket session on env ``name`` until close, disconnect or idle reap."""
         self._ensure_reaper()
         if not self.table.try_reserve():
-            await self._refuse_full(ws)
+            with contextlib.suppress(WebSocketDisconnect):
+                await self._refuse_full(ws)
             return
         session: EnvSession | None = None
         try:
@@ -103,6 +104,8 @@ class OpenEnvServer:
             session = await self._open_or_report(ws, name)
             if session is not None:
                 await self._loop(ws, session)
+        except WebSocketDisconnect:
+            pass  # the client left mid-send: an ordinary end of the session
         finally:
             # After an idle reap the session is already gone; release is then a no-op.
             await self.table.release(session)

@@ -184,3 +184,23 @@ def test_oversized_message_is_refused_and_session_continues(registry: EnvRegistr
         big = {"type": "step", "data": {"tool_name": "echo", "arguments": {"text": "x" * 2000}}}
         assert _ask(ws, big)["data"]["code"] == "VALIDATION_ERROR"
         assert _ask(ws, {"type": "reset"})["type"] == "observation"
+
+
+def _broken_factory() -> Env:
+    raise RuntimeError("cannot build env")
+
+
+def test_factory_error_is_reported_and_the_slot_returns() -> None:
+    reg = EnvRegistry()
+    reg.register("broken", _broken_factory)
+    server = OpenEnvServer(reg, ServerConfig(max_sessions=1))
+    with serve(server) as base, _ws(base, "/envs/broken/ws") as ws:
+        frame = json.loads(ws.recv(timeout=5))
+        assert frame["data"] == {
+            "message": "cannot build env",
+            "code": "FACTORY_ERROR",
+            "factory_name": "broken",
+        }
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=5)
+        _wait_for(lambda: server.table.active == 0)
