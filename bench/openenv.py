@@ -87,6 +87,7 @@ def _start(
         "--log-level",
         "warning",
     ]
+    cmd += ["--ws", "websockets-sansio", "--ws-per-message-deflate", "false"] if tuned else []
     # Its stderr is silenced: it logs a traceback for every client that leaves without a close frame.
     proc = subprocess.Popen(
         cmd,
@@ -116,7 +117,9 @@ async def _ask(ws: ClientConnection, frame: str) -> dict[str, Any]:
 
 async def _open_one(url: str) -> ClientConnection | None:
     try:
-        ws = await connect(url, open_timeout=60, max_size=None)
+        # No per-message deflate from the load generator, for both servers alike: it would spend
+        # the shared CPU on compressing tiny frames and hide the servers behind the client.
+        ws = await connect(url, open_timeout=60, max_size=None, compression=None)
         reply = await asyncio.wait_for(_ask(ws, '{"type":"reset"}'), 60)
     except Exception:  # noqa: BLE001 - a refused session counts as not held
         return None
@@ -186,10 +189,7 @@ def _round(proc: subprocess.Popen[bytes], url: str, args: argparse.Namespace) ->
 
 def measure_both(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     """Run both servers at once; alternate throughput rounds so load drift hits both alike."""
-    procs = {
-        kind: _start(kind, args.held + 64, tuned=args.tuned and kind == "ours")
-        for kind in ("ours", "reference")
-    }
+    procs = {kind: _start(kind, args.held + 64, tuned=args.tuned) for kind in ("ours", "reference")}
     try:
         for _, base, _ in procs.values():
             _wait_healthy(base)
@@ -211,8 +211,12 @@ def measure_both(args: argparse.Namespace) -> dict[str, dict[str, float]]:
 
 def report(ours: dict[str, float], ref: dict[str, float], args: argparse.Namespace) -> None:
     """Print the two columns and the ratios."""
+    settings = "sans-I/O, no deflate" if args.tuned else "defaults"
     print(
-        f"trivial counter env, {args.sessions} sessions x {args.steps} steps; {args.held} sessions requested"
+        f"trivial counter env, {args.sessions} sessions x {args.steps} steps, best of {args.rounds}"
+    )
+    print(
+        f"rounds alternating; {args.held} sessions requested; uvicorn WebSocket settings (both): {settings}"
     )
     print(f"{'metric':<30}{'trajforge':>12}{'openenv-core':>14}{'ratio':>9}")
     rows = (
@@ -237,7 +241,9 @@ def main() -> None:
     p.add_argument("--serve-ours", type=int, default=0)
     p.add_argument("--max", type=int, default=2048)
     p.add_argument(
-        "--tuned", action="store_true", help="run our server with tuned uvicorn WebSocket settings"
+        "--tuned",
+        action="store_true",
+        help="run both servers with uvicorn's sans-I/O WebSocket protocol and no deflate",
     )
     p.add_argument(
         "--rounds", type=int, default=3, help="throughput rounds per server; the best one counts"

@@ -11,9 +11,9 @@ from enum import StrEnum
 from typing import Any
 
 import orjson
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from services.envs.arg_check import Check, compile_check
 from services.envs.base import Env
 from shared.schema import StepResult
 
@@ -99,26 +99,18 @@ class ToolValidators:
     """JSON-Schema checks of tool arguments against the env's own tool schemas, compiled once."""
 
     def __init__(self, env: Env) -> None:
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._checks: dict[str, Check] = {}
         for tool in env.tools():
             fn = tool.get("function", tool)
             if fn.get("name") and fn.get("parameters"):
-                self._validators[str(fn["name"])] = Draft202012Validator(fn["parameters"])
+                self._checks[str(fn["name"])] = compile_check(fn["parameters"])
 
     def check(self, tool_name: str, arguments: dict[str, Any]) -> None:
         """Raise ActionError if the arguments break the tool's schema (unknown tools pass)."""
-        validator = self._validators.get(tool_name)
-        if validator is None:
+        check = self._checks.get(tool_name)
+        if check is None:
             return
-        errors = [
-            {
-                "type": e.validator,
-                "loc": list(e.absolute_path),
-                "msg": e.message,
-                "input": e.instance,
-            }
-            for e in validator.iter_errors(arguments)
-        ]
+        errors = check(arguments)
         if errors:
             raise ActionError(errors)
 
