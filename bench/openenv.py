@@ -237,7 +237,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--held", type=int, default=1000)
     p.add_argument("--sessions", type=int, default=16)
-    p.add_argument("--steps", type=int, default=500)
+    p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--serve-ours", type=int, default=0)
     p.add_argument("--max", type=int, default=2048)
     p.add_argument(
