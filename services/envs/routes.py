@@ -1,0 +1,172 @@
+"""HTTP and WebSocket routes of env hosting, as a plain APIRouter the app mounts.
+
+Every route exists twice: ``/envs/{name}/...`` (key from ``Authorization:
+Bearer``) and the capability form ``/envs/{name}/k/{key}/...``, because OpenEnv
+clients cannot add headers and only append ``/ws`` to their base URL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response, WebSocket
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.envs.openenv_server import OpenEnvServer
+from services.envs.wire import StepAction, result_payload
+from shared.errors import AuthenticationError
+
+__all__ = ["HTTPResetRequest", "HTTPStepRequest", "HTTPStepResponse", "build_router"]
+
+_PREFIXES = ("/envs/{name}", "/envs/{name}/k/{key}")
+
+
+class HTTPResetRequest(BaseModel):
+    """Body of HTTP reset: seed, episode id, optional session to reuse, extra reset keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    session_id: str | None = None
+    seed: int | None = Field(None, ge=0)
+    episode_id: str | None = Field(None, max_length=255)
+
+
+class HTTPStepRequest(BaseModel):
+    """Body of HTTP step: the session from reset and one action."""
+
+    session_id: str
+    action: dict[str, Any]
+
+
+class HTTPStepResponse(BaseModel):
+    """Observation payload plus the session id to keep using."""
+
+    session_id: str
+    observation: dict[str, Any]
+    reward: float | None = None
+    done: bool = False
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+def _key_of(request: Request | WebSocket) -> str | None:
+    key = request.path_params.get("key")
+    if key:
+        return str(key)
+    auth = request.headers.get("authorization", "")
+    return auth[7:].strip() if auth[:7].lower() == "bearer " else None
+
+
+def build_router(server: OpenEnvServer) -> APIRouter:
+    """Routes for every registered env, served by ``server``."""
+    router = APIRouter(tags=["envs"])
+    for prefix in _PREFIXES:
+        _add_info_routes(router, server, prefix)
+        _add_session_routes(router, server, prefix)
+        router.add_api_websocket_route(f"{prefix}/ws", _ws_endpoint(server))
+    return router
+
+
+async def _require_key(server: OpenEnvServer, request: Request) -> None:
+    if not await server.authorized(_key_of(request)):
+        raise AuthenticationError(
+            "A valid API key is required (Authorization: Bearer, or the /k/{key}/ URL form)."
+        )
+
+
+def _ws_endpoint(server: OpenEnvServer) -> Any:
+    async def env_ws(websocket: WebSocket, name: str) -> None:
+        """One OpenEnv session over a WebSocket."""
+        if not await server.authorized(_key_of(websocket)):
+            await websocket.close(code=1008)  # before accept: the client sees HTTP 403
+            return
+        if name not in server.registry:
+            await websocket.close(code=1008)
+            return
+        await server.serve_ws(websocket, name)
+
+    return env_ws
+
+
+def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
+    @router.get(f"{prefix}/health")
+    async def env_health(name: str) -> dict[str, Any]:
+        """Liveness and slot usage (no key needed)."""
+        server.registry.spec(name)
+        return {
+            "status": "healthy",
+            "active_sessions": server.table.active,
+            "max_sessions": server.table.max_sessions,
+        }
+
+    @router.get(f"{prefix}/metadata")
+    async def env_metadata(name: str, request: Request) -> dict[str, Any]:
+        """Name, description and version of an env."""
+        await _require_key(server, request)
+        spec = server.registry.spec(name)
+        return {
+            "name": name,
+            "description": spec.description or f"{name} environment",
+            "readme_content": None,
+            "version": spec.version,
+            "author": None,
+            "documentation_url": None,
+        }
+
+    @router.get(f"{prefix}/schema")
+    async def env_schema(name: str, request: Request) -> dict[str, Any]:
+        """JSON schemas of action, observation and state, plus the env's tools."""
+        await _require_key(server, request)
+        env = server.registry.get(name)
+        try:
+            return _schemas(env.tools(), env.default_tool)
+        finally:
+            env.close()
+
+
+def _schemas(tools: list[dict[str, Any]], default_tool: str | None) -> dict[str, Any]:
+    action: dict[str, Any] = StepAction.model_json_schema()
+    for tool in tools:
+        fn = tool.get("function", {})
+        if fn.get("name") == default_tool:
+            action = {"anyOf": [action, fn.get("parameters", {"type": "object"})]}
+    state = {
+        "type": "object",
+        "properties": {
+            "episode_id": {"type": ["string", "null"]},
+            "step_count": {"type": "integer", "minimum": 0},
+        },
+    }
+    return {"action": action, "observation": {"type": "object"}, "state": state, "tools": tools}
+
+
+def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
+    @router.post(f"{prefix}/reset", response_model=HTTPStepResponse)
+    async def env_reset(
+        name: str, body: HTTPResetRequest, request: Request, response: Response
+    ) -> HTTPStepResponse:
+        """Reset (and open, without session_id) a stateful HTTP session."""
+        await _require_key(server, request)
+        data = body.model_dump(exclude={"session_id"}, exclude_none=True)
+        session, result = await server.http_reset(name, data, body.session_id)
+        response.headers["x-session-id"] = session.id
+        return HTTPStepResponse(session_id=session.id, **result_payload(result))
+
+    @router.post(f"{prefix}/step", response_model=HTTPStepResponse)
+    async def env_step(name: str, body: HTTPStepRequest, request: Request) -> HTTPStepResponse:
+        """Step the HTTP session named in the body."""
+        await _require_key(server, request)
+        session, result = await server.http_step(name, body.session_id, body.action)
+        return HTTPStepResponse(session_id=session.id, **result_payload(result))
+
+    @router.get(f"{prefix}/state")
+    async def env_state(name: str, session_id: str, request: Request) -> dict[str, Any]:
+        """episode_id, step_count and env state of an HTTP session."""
+        await _require_key(server, request)
+        return server.http_session(name, session_id).state()
+
+    @router.delete(f"{prefix}/sessions/{{session_id}}", status_code=204)
+    async def env_close(name: str, session_id: str, request: Request) -> Response:
+        """Close an HTTP session and free its slot."""
+        await _require_key(server, request)
+        await server.http_close(name, session_id)
+        return Response(status_code=204)
