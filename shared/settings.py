@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     tools_pool_size: int = Field(8, ge=1, le=256)
     tools_acquire_timeout_s: float = Field(30.0, gt=0)
     tools_uid_base: int = Field(20000, ge=1000)
+    envs_max_sessions: int = Field(1024, ge=1)
+    envs_idle_timeout_s: float = Field(600.0, gt=0)
+    envs_max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 

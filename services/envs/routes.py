@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response, WebSocket
+from fastapi import APIRouter, Depends, Request, Response, WebSocket
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.envs.openenv_server import OpenEnvServer
@@ -87,7 +87,17 @@ def _ws_endpoint(server: OpenEnvServer) -> Any:
     return env_ws
 
 
+def _auth(server: OpenEnvServer) -> Any:
+    """A dependency checking the key before anything else (body validation included)."""
+
+    async def require_key(request: Request) -> None:
+        await _require_key(server, request)
+
+    return Depends(require_key)
+
+
 def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
+    auth = [_auth(server)]
     @router.get(f"{prefix}/health")
     async def env_health(name: str) -> dict[str, Any]:
         """Liveness and slot usage (no key needed)."""
@@ -98,10 +108,9 @@ def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> N
             "max_sessions": server.table.max_sessions,
         }
 
-    @router.get(f"{prefix}/metadata")
-    async def env_metadata(name: str, request: Request) -> dict[str, Any]:
+    @router.get(f"{prefix}/metadata", dependencies=auth)
+    async def env_metadata(name: str) -> dict[str, Any]:
         """Name, description and version of an env."""
-        await _require_key(server, request)
         spec = server.registry.spec(name)
         return {
             "name": name,
@@ -112,10 +121,9 @@ def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> N
             "documentation_url": None,
         }
 
-    @router.get(f"{prefix}/schema")
-    async def env_schema(name: str, request: Request) -> dict[str, Any]:
+    @router.get(f"{prefix}/schema", dependencies=auth)
+    async def env_schema(name: str) -> dict[str, Any]:
         """JSON schemas of action, observation and state, plus the env's tools."""
-        await _require_key(server, request)
         env = server.registry.get(name)
         try:
             return _schemas(env.tools(), env.default_tool)
@@ -140,33 +148,30 @@ def _schemas(tools: list[dict[str, Any]], default_tool: str | None) -> dict[str,
 
 
 def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
-    @router.post(f"{prefix}/reset", response_model=HTTPStepResponse)
+    auth = [_auth(server)]
+    @router.post(f"{prefix}/reset", response_model=HTTPStepResponse, dependencies=auth)
     async def env_reset(
-        name: str, body: HTTPResetRequest, request: Request, response: Response
+        name: str, body: HTTPResetRequest, response: Response
     ) -> HTTPStepResponse:
         """Reset (and open, without session_id) a stateful HTTP session."""
-        await _require_key(server, request)
         data = body.model_dump(exclude={"session_id"}, exclude_none=True)
         session, result = await server.http_reset(name, data, body.session_id)
         response.headers["x-session-id"] = session.id
         return HTTPStepResponse(session_id=session.id, **result_payload(result))
 
-    @router.post(f"{prefix}/step", response_model=HTTPStepResponse)
-    async def env_step(name: str, body: HTTPStepRequest, request: Request) -> HTTPStepResponse:
+    @router.post(f"{prefix}/step", response_model=HTTPStepResponse, dependencies=auth)
+    async def env_step(name: str, body: HTTPStepRequest) -> HTTPStepResponse:
         """Step the HTTP session named in the body."""
-        await _require_key(server, request)
         session, result = await server.http_step(name, body.session_id, body.action)
         return HTTPStepResponse(session_id=session.id, **result_payload(result))
 
-    @router.get(f"{prefix}/state")
-    async def env_state(name: str, session_id: str, request: Request) -> dict[str, Any]:
+    @router.get(f"{prefix}/state", dependencies=auth)
+    async def env_state(name: str, session_id: str) -> dict[str, Any]:
         """episode_id, step_count and env state of an HTTP session."""
-        await _require_key(server, request)
         return server.http_session(name, session_id).state()
 
-    @router.delete(f"{prefix}/sessions/{{session_id}}", status_code=204)
-    async def env_close(name: str, session_id: str, request: Request) -> Response:
+    @router.delete(f"{prefix}/sessions/{{session_id}}", status_code=204, dependencies=auth)
+    async def env_close(name: str, session_id: str) -> Response:
         """Close an HTTP session and free its slot."""
-        await _require_key(server, request)
         await server.http_close(name, session_id)
         return Response(status_code=204)

@@ -33,9 +33,11 @@ from shared.web.middleware import RequestMiddleware
 from shared.web.responses import SafeJSONResponse
 from shared.web.state import AppState, get_app_state
 
-__all__ = ["Hook", "ServiceSpec", "create_app"]
+__all__ = ["Hook", "RouterFactory", "ServiceSpec", "create_app"]
 
 Hook = Callable[[FastAPI, AppState], Awaitable[None]]
+#: Builds a router per app (for routers that hold per-app objects); it does its own auth.
+RouterFactory = Callable[[FastAPI, Settings], APIRouter]
 
 
 @dataclass(slots=True)
@@ -46,6 +48,8 @@ class ServiceSpec:
     routers: Sequence[APIRouter] = ()
     #: Routers that do their own auth or none (health-like, capability URLs).
     public_routers: Sequence[APIRouter] = ()
+    #: Per-app public routers, built when the app is created.
+    public_router_factories: Sequence[RouterFactory] = ()
     startup: Sequence[Hook] = ()
     shutdown: Sequence[Hook] = ()
     uses_redis: bool = False
@@ -155,11 +159,15 @@ def create_app(
     install_error_handlers(app)
     app.include_router(_ops_router(specs))
     auth = [Depends(require_api_key)]
+    mounted: list[tuple[APIRouter, bool]] = []
     for spec in specs:
-        for router in spec.routers:
-            app.include_router(router, dependencies=auth)
-        for router in spec.public_routers:
-            app.include_router(router)
+        mounted += [(router, False) for router in spec.routers]
+        mounted += [(router, True) for router in spec.public_routers]
+        mounted += [(factory(app, settings), True) for factory in spec.public_router_factories]
+    for router, public in mounted:
+        app.include_router(router) if public else app.include_router(router, dependencies=auth)
+    # Kept so tests can enumerate every route, public ones included, and check auth on each.
+    app.state.trajforge_routers = mounted
     name = "+".join(s.name for s in specs)
     app.add_middleware(RequestMiddleware, service=name, max_body_bytes=settings.max_request_bytes)
     return app
