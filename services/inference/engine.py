@@ -119,11 +119,23 @@ class Engine:
                 f"The prompt ({len(prompt_ids)} tokens) plus max_tokens ({params.max_tokens}) exceeds the "
                 f"context window of {self.max_context} tokens.", param="max_tokens")
 
-    async def stream(self, prompt_ids: list[int], params: GenParams) -> AsyncIterator[SeqDelta]:
-        """Submit a request and yield its deltas as they are sampled (rows interleaved)."""
+    def check(self, prompt_ids: list[int], params: GenParams) -> None:
+        """``validate``, and refuse new work while paused."""
         self.validate(prompt_ids, params)
         if self.paused:
             raise EnginePaused("The engine is paused for a weight update; retry shortly.", retry_after_s=1.0)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of a text prompt (with the tokenizer's special tokens, if any)."""
+        return [int(i) for i in self.tokenizer(text, add_special_tokens=True)["input_ids"]]
+
+    def decode(self, ids: list[int], *, skip_special_tokens: bool = True) -> str:
+        """Text of token ids."""
+        return str(self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens))
+
+    async def stream(self, prompt_ids: list[int], params: GenParams) -> AsyncIterator[SeqDelta]:
+        """Submit a request and yield its deltas as they are sampled (rows interleaved)."""
+        self.check(prompt_ids, params)
         self.start()
         deltas: asyncio.Queue[SeqDelta] = asyncio.Queue()
         rows = self._make_rows(prompt_ids, params, asyncio.get_running_loop(), deltas)
@@ -160,12 +172,9 @@ class Engine:
 
         return [
             Sequence(index=i, prompt_ids=list(prompt_ids), params=params, eos_ids=self._eos,
-                     decode=self._decode, sink=sink, generator=_generator(params.seed, i))
+                     decode=self.decode, sink=sink, generator=_generator(params.seed, i))
             for i in range(params.n)
         ]
-
-    def _decode(self, ids: list[int]) -> str:
-        return str(self.tokenizer.decode(ids, skip_special_tokens=True))
 
     def _run(self) -> None:
         import torch

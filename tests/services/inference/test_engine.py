@@ -1,0 +1,102 @@
+"""The engine against the real model: ids, logprobs, seeds, stops, n, batching, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from services.inference.chat import render_chat
+from services.inference.engine import Engine
+from services.inference.errors import ContextTooLong, EnginePaused
+from services.inference.params import GenParams
+from shared.errors import InvalidInput
+from shared.schema import Message
+
+
+def _prompt(engine: Engine, text: str = "Count from one to ten.") -> list[int]:
+    return render_chat(engine.tokenizer, [Message(role="user", content=text)])
+
+
+async def test_token_ids_decode_to_text_and_logprobs_align(engine: Engine) -> None:
+    params = GenParams(temperature=0.0, max_tokens=8, logprobs=True, top_logprobs=3)
+    [out] = await engine.generate(_prompt(engine), params)
+    assert out.text == engine.decode(out.token_ids)
+    assert len(out.logprobs) == len(out.token_ids) == len(out.top_logprobs)
+    assert all(lp <= 0.0 for lp in out.logprobs)
+    for token, lp, top in zip(out.token_ids, out.logprobs, out.top_logprobs, strict=True):
+        assert len(top) == 3 and top[0].token_id == token  # greedy picks the most likely token
+        assert top[0].logprob == pytest.approx(lp)
+
+
+async def test_same_seed_same_tokens_other_seed_differs(engine: Engine) -> None:
+    prompt = _prompt(engine, "Write a word.")
+    runs = [await engine.generate(prompt, GenParams(temperature=1.0, max_tokens=8, seed=s)) for s in (7, 7, 8)]
+    assert runs[0][0].token_ids == runs[1][0].token_ids
+    assert runs[0][0].token_ids != runs[2][0].token_ids
+
+
+async def test_stop_string_cuts_text_and_reports_it(engine: Engine) -> None:
+    prompt = _prompt(engine)
+    [free] = await engine.generate(prompt, GenParams(temperature=0.0, max_tokens=12))
+    stop = free.text[3:5]  # a string the greedy text is known to contain
+    [out] = await engine.generate(prompt, GenParams(temperature=0.0, max_tokens=12, stop=[stop]))
+    assert out.finish_reason == "stop" and out.stop_reason == stop
+    assert out.text == free.text[: free.text.find(stop)]
+    assert out.token_ids == free.token_ids[: len(out.token_ids)]
+
+
+async def test_stop_token_id_and_length(engine: Engine) -> None:
+    prompt = _prompt(engine)
+    [free] = await engine.generate(prompt, GenParams(temperature=0.0, max_tokens=6))
+    assert free.finish_reason == "length" and len(free.token_ids) == 6
+    [out] = await engine.generate(prompt, GenParams(temperature=0.0, max_tokens=6, stop_token_ids=[free.token_ids[2]]))
+    assert out.token_ids == free.token_ids[:3] and out.stop_reason == free.token_ids[2]
+
+
+async def test_n_rows_are_distinct_samples(engine: Engine) -> None:
+    outs = await engine.generate(_prompt(engine), GenParams(temperature=1.0, max_tokens=6, n=3, seed=1))
+    assert [o.index for o in outs] == [0, 1, 2]
+    assert len({tuple(o.token_ids) for o in outs}) > 1
+
+
+async def test_concurrent_requests_share_a_batch_and_match_batch_one(engine: Engine) -> None:
+    prompt = _prompt(engine)
+    params = GenParams(temperature=0.0, max_tokens=6)
+    [alone] = await engine.generate(prompt, params)
+    before = engine.stats.max_batch
+    short = _prompt(engine, "Hi")  # a different length exercises left padding
+    results = await asyncio.gather(*(engine.generate(p, params) for p in [prompt, short, prompt, short]))
+    assert engine.stats.max_batch > 1 and engine.stats.max_batch >= before
+    assert results[0][0].token_ids == alone.token_ids == results[2][0].token_ids
+
+
+async def test_cancelled_request_leaves_the_batch(engine: Engine) -> None:
+    prompt = _prompt(engine)
+    stream = engine.stream(prompt, GenParams(temperature=0.0, max_tokens=200, ignore_eos=True))
+    first = await anext(stream)
+    await stream.aclose()  # what a client disconnect does
+    steps_before = engine.stats.steps
+    [out] = await engine.generate(prompt, GenParams(temperature=0.0, max_tokens=2))
+    assert first.token_ids and len(out.token_ids) == 2
+    assert engine.stats.steps - steps_before < 100  # the 200-token row did not run to the end
+
+
+async def test_bad_prompts_are_refused(engine: Engine) -> None:
+    with pytest.raises(InvalidInput):
+        await engine.generate([], GenParams())
+    with pytest.raises(InvalidInput):
+        await engine.generate([10**9], GenParams())
+    with pytest.raises(ContextTooLong):
+        await engine.generate([1] * 10, GenParams(max_tokens=engine.max_context))
+
+
+async def test_paused_engine_refuses_new_work(engine: Engine) -> None:
+    engine.pause()
+    try:
+        with pytest.raises(EnginePaused):
+            await engine.generate(_prompt(engine), GenParams(max_tokens=2))
+    finally:
+        engine.resume()
+    [out] = await engine.generate(_prompt(engine), GenParams(temperature=0.0, max_tokens=2))
+    assert len(out.token_ids) == 2
