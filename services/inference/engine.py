@@ -119,6 +119,20 @@ class Engine:
                 f"The prompt ({len(prompt_ids)} tokens) plus max_tokens ({params.max_tokens}) exceeds the "
                 f"context window of {self.max_context} tokens.", param="max_tokens")
 
+    async def score(self, token_ids: list[int]) -> list[float | None]:
+        """Logprob of each token given the ones before it (the first has none), between waves."""
+        self.validate(token_ids, GenParams(max_tokens=1))
+        return await asyncio.to_thread(self._score, token_ids)
+
+    def _score(self, token_ids: list[int]) -> list[float | None]:
+        import torch
+
+        with self._lock, torch.inference_mode():
+            logits = self.model(input_ids=torch.tensor([token_ids]), use_cache=False).logits[0].float()
+            logprobs = torch.log_softmax(logits[:-1], dim=-1)
+            picked = logprobs.gather(1, torch.tensor(token_ids[1:]).unsqueeze(1)).squeeze(1)
+        return [None, *(float(v) for v in picked)]
+
     def check(self, prompt_ids: list[int], params: GenParams) -> None:
         """``validate``, and refuse new work while paused."""
         self.validate(prompt_ids, params)

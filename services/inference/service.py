@@ -167,6 +167,13 @@ def _text_choice(out: CompletionOutput, index: int, req: CompletionRequest, text
     return choice
 
 
+async def _prompt_logprobs(engine: Engine, prompt: list[int]) -> list[dict[str, Any] | None]:
+    # vLLM's shape: one entry per prompt token, None for the first, keyed by token id.
+    scores = await engine.score(prompt)
+    return [None if lp is None else {str(t): {"logprob": lp, "decoded_token": engine.decode([t])}}
+            for t, lp in zip(prompt, scores, strict=True)]
+
+
 async def completion(engine: Engine, req: CompletionRequest) -> dict[str, Any]:
     """Run a non-streaming text completion (every prompt batched together)."""
     prompts, params = completion_prompts(engine, req)
@@ -176,6 +183,8 @@ async def completion(engine: Engine, req: CompletionRequest) -> dict[str, Any]:
     for choice, prompt in zip(choices, [p for p in prompts for _ in range(params.n)], strict=True):
         if req.return_token_ids:
             choice["prompt_token_ids"] = prompt
+        if req.prompt_logprobs is not None:
+            choice["prompt_logprobs"] = await _prompt_logprobs(engine, prompt)
     produced = sum(len(o.token_ids) for outs in results for o in outs)
     return {"id": new_id("cmpl"), "object": "text_completion", "created": int(time.time()), "model": engine.name,
             "choices": choices, "usage": usage(sum(len(p) for p in prompts), produced)}

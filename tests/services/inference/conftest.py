@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from services.inference.config import InferenceSettings
 from services.inference.engine import Engine
 from services.inference.loader import LoadedModel, load_model, resolve_source
-from services.inference.routes import router
+from services.inference.routes import control_router, router
 from services.inference.service import EngineHolder, get_engine_holder
 from shared.errors import TrajforgeError
 
@@ -53,6 +53,7 @@ def app(engine: Engine) -> FastAPI:
     """A bare app with the inference router and a local error handler."""
     application = FastAPI()
     application.include_router(router)
+    application.include_router(control_router)
     holder = EngineHolder(engine=engine)
     application.dependency_overrides[get_engine_holder] = lambda: holder
     application.add_exception_handler(TrajforgeError, _openai_error)
