@@ -81,11 +81,22 @@ class Engine:
             self._thread.start()
 
     def close(self) -> None:
-        """Stop the generation thread after the current wave."""
+        """Stop the generation thread after the current wave; queued rows are aborted."""
         if self._thread is not None and self._thread.is_alive():
             self._queue.put(None)
+            self._resumed.set()  # a paused thread must wake up to see the stop signal
             self._thread.join(timeout=60)
         self._thread = None
+        self._abort_queued()
+
+    def _abort_queued(self) -> None:
+        while True:
+            try:
+                row = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if row is not None:
+                row.abort()  # its caller gets a finished delta instead of waiting forever
 
     def pause(self) -> None:
         """Stop starting new waves; running rows finish, new rows wait."""
@@ -182,6 +193,7 @@ class Engine:
     def _make_rows(self, prompt_ids: list[int], params: GenParams, loop: asyncio.AbstractEventLoop,
                    deltas: asyncio.Queue[SeqDelta]) -> list[Sequence]:
         def sink(delta: SeqDelta) -> None:
+            """Hand a delta from the generation thread to the caller's loop."""
             loop.call_soon_threadsafe(deltas.put_nowait, delta)
 
         return [

@@ -29,6 +29,8 @@ def _build(reply_ids: list[int], eos_id: int, vocab_size: int) -> Any:
     import torch
 
     class _Scripted(torch.nn.Module):
+        """Emits the script one token per step; every row of a wave is at the same step."""
+
         def __init__(self) -> None:
             super().__init__()
             self.script = [*reply_ids, eos_id]
@@ -37,6 +39,7 @@ def _build(reply_ids: list[int], eos_id: int, vocab_size: int) -> Any:
 
         def forward(self, input_ids: Any, attention_mask: Any = None, position_ids: Any = None,
                     cache: Any = None, use_cache: bool = True) -> Any:
+            """One-hot logits on the next scripted token."""
             step = 0 if cache is None else cache.step + 1
             token = self.script[min(step, len(self.script) - 1)]
             logits = torch.full((input_ids.shape[0], input_ids.shape[1], vocab_size), -1e4)

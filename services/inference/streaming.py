@@ -66,11 +66,13 @@ class _ChatStream:
 
     def chunk(self, index: int, delta: dict[str, Any], *, finish: str | None = None,
               extra: dict[str, Any] | None = None) -> str:
+        """One chunk for choice ``index``."""
         choice: dict[str, Any] = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
         choice.update(extra or {})
         return sse({**self.head, "choices": [choice]})
 
     def opening(self) -> list[str]:
+        """First chunk of every choice: the assistant role (and the prompt ids once)."""
         events = []
         for i in range(self.req.n):
             choice = {"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
@@ -81,6 +83,7 @@ class _ChatStream:
         return events
 
     def step(self, d: SeqDelta) -> list[str]:
+        """Chunks for one sampled delta (content, logprobs, token ids)."""
         self.produced += len(d.token_ids)
         text = _visible(d.text, self.tools_on)
         piece, self.sent[d.index] = text[self.sent[d.index]:], max(self.sent[d.index], len(text))
@@ -93,6 +96,7 @@ class _ChatStream:
         return events + (self.finish(d) if d.finished else [])
 
     def finish(self, d: SeqDelta) -> list[str]:
+        """Held-back text, tool-call deltas and the finish chunk of a row."""
         content, calls = extract_tool_calls(d.text, self.req.tools or []) if self.tools_on else (d.text, [])
         events = []
         rest = (content or "")[self.sent[d.index]:] if calls else d.text[self.sent[d.index]:]
@@ -107,6 +111,7 @@ class _ChatStream:
         return events
 
     def closing(self) -> list[str]:
+        """Usage chunk (if asked) and the end marker."""
         tail = [sse({**self.head, "choices": [], "usage": usage(len(self.prompt_ids), self.produced)})] \
             if self.req.include_usage else []
         return tail + [sse("[DONE]")]
