@@ -1,8 +1,9 @@
 """The local engine: token ids in, token ids and logprobs out, batched across callers.
 
 Callers on the event loop submit requests; one generation thread takes every
-waiting row (up to ``max_batch_size``) as a wave and decodes it with a shared
-KV cache. Rows that arrive during a wave join the next one (per-wave batching).
+waiting row (up to ``max_batch_size``) and decodes them together with a shared
+KV cache. Rows that arrive while a batch runs join it between two steps
+(continuous batching); a wave ends when its last row finishes.
 Each request gets its deltas on its own asyncio queue; cancelling the caller's
 task marks its rows cancelled and the next step drops them from the batch.
 """
@@ -31,7 +32,7 @@ _log = logging.getLogger(__name__)
 
 @dataclass
 class EngineStats:
-    """Counters the tests and the benchmark read: waves, batch sizes, tokens."""
+    """Counters the tests and the benchmark read: waves, model steps by batch size, tokens."""
 
     waves: int = 0
     steps: int = 0
@@ -40,7 +41,7 @@ class EngineStats:
 
     @property
     def max_batch(self) -> int:
-        """Largest wave so far (rows decoded together)."""
+        """Most rows decoded together in one model step so far."""
         return max(self.batch_sizes, default=0)
 
 
@@ -217,8 +218,12 @@ class Engine:
                 self._run_wave(rows)
 
     def _take_wave(self, first: Sequence) -> list[Sequence]:
-        rows = [first]
-        while len(rows) < self.max_batch_size:
+        return [row for row in [first, *self._admit(self.max_batch_size - 1)] if not _drop_cancelled(row)]
+
+    def _admit(self, room: int) -> list[Sequence]:
+        """Up to ``room`` queued rows, without waiting (none while paused)."""
+        rows: list[Sequence] = []
+        while len(rows) < room and not self.paused:
             try:
                 row = self._queue.get_nowait()
             except queue.Empty:
@@ -226,22 +231,34 @@ class Engine:
             if row is None:
                 self._queue.put(None)  # keep the shutdown signal for the main loop
                 break
-            rows.append(row)
-        return [row for row in rows if not _drop_cancelled(row)]
+            if not _drop_cancelled(row):
+                rows.append(row)
+        return rows
+
+    def _on_step(self, batch_size: int) -> None:
+        self.stats.steps += 1
+        self.stats.tokens += batch_size
+        self.stats.batch_sizes[batch_size] += 1
 
     def _run_wave(self, rows: list[Sequence]) -> None:
         if not rows:
             return
         self.stats.waves += 1
-        self.stats.batch_sizes[len(rows)] += 1
+        wave = list(rows)
+
+        def admit(room: int) -> list[Sequence]:
+            """Admit queued rows and remember them, so a failure can abort them too."""
+            joined = self._admit(room)
+            wave.extend(joined)
+            return joined
+
         try:
-            self.stats.steps += run_wave(self.model, rows, pad_id=self.pad_id)
+            run_wave(self.model, rows, pad_id=self.pad_id, max_rows=self.max_batch_size, admit=admit,
+                     on_step=self._on_step)
         except Exception:  # noqa: BLE001 - a model failure must not strand callers or kill the thread
-            _log.exception("generation wave failed; its %d rows are aborted", len(rows))
-            for row in rows:
+            _log.exception("generation wave failed; its rows are aborted")
+            for row in wave:
                 row.abort()
-        finally:
-            self.stats.tokens += sum(len(row.token_ids) for row in rows)
 
 
 def _drop_cancelled(row: Sequence) -> bool:

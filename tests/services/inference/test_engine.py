@@ -100,3 +100,17 @@ async def test_paused_engine_refuses_new_work(engine: Engine) -> None:
         engine.resume()
     [out] = await engine.generate(_prompt(engine), GenParams(temperature=0.0, max_tokens=2))
     assert len(out.token_ids) == 2
+
+
+async def test_late_requests_join_a_running_batch_and_match_batch_one(engine: Engine) -> None:
+    long_params = GenParams(temperature=0.0, max_tokens=24, ignore_eos=True)
+    short_params = GenParams(temperature=0.0, max_tokens=5)
+    late_prompt = _prompt(engine, "Hi")
+    [alone] = await engine.generate(late_prompt, short_params)
+    waves_before = engine.stats.waves
+    stream = engine.stream(_prompt(engine), long_params)
+    await anext(stream)  # the long row is decoding now
+    late = await asyncio.gather(*(engine.generate(late_prompt, short_params) for _ in range(2)))
+    rest = [d async for d in stream]
+    assert rest[-1].finished and late[0][0].token_ids == alone.token_ids == late[1][0].token_ids
+    assert engine.stats.waves == waves_before + 1  # the late rows ran inside the long row's wave
