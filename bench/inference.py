@@ -84,7 +84,8 @@ async def main(args: Any) -> None:
     print(_row("HF generate, batch 1 (baseline)", hf, hf, "tok/s"))
     print(_row("engine, batch 1 (sequential)", single, hf, "tok/s"))
     print(_row(f"engine, {args.concurrency} concurrent (batched)", batched, hf, "tok/s"))
-    print(f"batched / batch-1 engine: x{batched / single:.2f}; waves by size: {dict(engine.stats.batch_sizes)}")
+    steps = dict(sorted(engine.stats.batch_sizes.items()))
+    print(f"batched / batch-1 engine: x{batched / single:.2f}; model steps by batch size: {steps}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def loaded() -> LoadedModel:
 
 
 @pytest.fixture(scope="session")
-def engine(loaded: LoadedModel) -> Iterator[Engine]:
+def local_engine(loaded: LoadedModel) -> Iterator[Engine]:
     """One engine for the whole session."""
     eng = Engine(loaded.model, loaded.tokenizer, name=loaded.name, max_batch_size=8)
     yield eng
@@ -49,12 +49,12 @@ def _openai_error(_: Request, exc: Exception) -> JSONResponse:
 
 
 @pytest.fixture(scope="session")
-def app(engine: Engine) -> FastAPI:
+def app(local_engine: Engine) -> FastAPI:
     """A bare app with the inference router and a local error handler."""
     application = FastAPI()
     application.include_router(router)
     application.include_router(control_router)
-    holder = EngineHolder(engine=engine)
+    holder = EngineHolder(engine=local_engine)
     application.dependency_overrides[get_engine_holder] = lambda: holder
     application.add_exception_handler(TrajforgeError, _openai_error)
     application.add_exception_handler(RequestValidationError, _openai_error)

@@ -7,24 +7,24 @@ import httpx
 from services.inference.engine import Engine
 
 
-async def test_text_and_ids_give_the_same_greedy_output(client: httpx.AsyncClient, engine: Engine) -> None:
+async def test_text_and_ids_give_the_same_greedy_output(client: httpx.AsyncClient, local_engine: Engine) -> None:
     params = {"max_new_tokens": 4, "temperature": 0}
     by_text = (await client.post("/generate", json={"text": "The sun is", "sampling_params": params,
                                                      "return_logprob": True})).json()
-    by_ids = (await client.post("/generate", json={"input_ids": engine.encode("The sun is"),
+    by_ids = (await client.post("/generate", json={"input_ids": local_engine.encode("The sun is"),
                                                     "sampling_params": params})).json()
     assert by_text["output_ids"] == by_ids["output_ids"] and len(by_text["output_ids"]) == 4
-    assert engine.decode(by_text["output_ids"]) == by_text["text"]
+    assert local_engine.decode(by_text["output_ids"]) == by_text["text"]
     triples = by_text["meta_info"]["output_token_logprobs"]
     assert [t[1] for t in triples] == by_text["output_ids"] and all(t[0] <= 0 for t in triples)
     assert by_text["meta_info"]["finish_reason"]["type"] == "length"
 
 
-async def test_n_gives_a_list_and_zero_new_tokens_scores(client: httpx.AsyncClient, engine: Engine) -> None:
+async def test_n_gives_a_list_and_zero_new_tokens_scores(client: httpx.AsyncClient, local_engine: Engine) -> None:
     many = (await client.post("/generate", json={"text": "Hi", "sampling_params": {
         "max_new_tokens": 2, "n": 2, "sampling_seed": 1}})).json()
     assert isinstance(many, list) and len(many) == 2
-    ids = engine.encode("Hello there friend")
+    ids = local_engine.encode("Hello there friend")
     scored = (await client.post("/generate", json={"input_ids": ids, "return_logprob": True,
                                                     "logprob_start_len": 1,
                                                     "sampling_params": {"max_new_tokens": 0}})).json()

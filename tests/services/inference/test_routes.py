@@ -17,13 +17,13 @@ from services.inference.service import EngineHolder, get_engine_holder
 from tests.services.inference.conftest import chat_body
 
 
-async def test_chat_returns_token_ids_that_decode_to_the_text(client: httpx.AsyncClient, engine: Engine) -> None:
+async def test_chat_returns_token_ids_that_decode_to_the_text(client: httpx.AsyncClient, local_engine: Engine) -> None:
     resp = await client.post("/v1/chat/completions", json=chat_body(
         return_token_ids=True, logprobs=True, top_logprobs=2, temperature=0))
     assert resp.status_code == 200
     body = resp.json()
     choice = body["choices"][0]
-    assert engine.decode(choice["token_ids"]) == choice["message"]["content"]
+    assert local_engine.decode(choice["token_ids"]) == choice["message"]["content"]
     tokenized = await client.post("/tokenize", json={"messages": chat_body()["messages"]})
     assert body["prompt_token_ids"] == tokenized.json()["tokens"]
     entries = choice["logprobs"]["content"]
@@ -43,8 +43,8 @@ async def test_chat_n_seed_and_stop(client: httpx.AsyncClient) -> None:
     assert stopped["choices"][0]["finish_reason"] == "stop"
 
 
-async def test_completions_take_text_or_token_ids(client: httpx.AsyncClient, engine: Engine) -> None:
-    ids = engine.encode("The capital of France is")
+async def test_completions_take_text_or_token_ids(client: httpx.AsyncClient, local_engine: Engine) -> None:
+    ids = local_engine.encode("The capital of France is")
     by_text = (await client.post("/v1/completions", json={
         "prompt": "The capital of France is", "max_tokens": 5, "temperature": 0, "logprobs": 1,
         "return_token_ids": True})).json()
@@ -60,11 +60,11 @@ async def test_tokenize_detokenize_round_trip(client: httpx.AsyncClient) -> None
     assert (await client.post("/detokenize", json={"tokens": tokens})).json()["prompt"] == text
 
 
-async def test_models_and_health(client: httpx.AsyncClient, engine: Engine) -> None:
+async def test_models_and_health(client: httpx.AsyncClient, local_engine: Engine) -> None:
     models = (await client.get("/v1/models")).json()
-    assert [m["id"] for m in models["data"]] == [engine.name]
+    assert [m["id"] for m in models["data"]] == [local_engine.name]
     health = (await client.get("/health")).json()
-    assert health["status"] == "ok" and health["model"] == engine.name
+    assert health["status"] == "ok" and health["model"] == local_engine.name
 
 
 @pytest.mark.parametrize(("body", "status", "code"), [
@@ -86,10 +86,10 @@ async def test_detokenize_refuses_unknown_ids(client: httpx.AsyncClient) -> None
     assert resp.status_code == 400 and resp.json()["error"]["param"] == "tokens"
 
 
-async def test_openai_client_streams_text_and_token_ids(server_url: str, engine: Engine) -> None:
+async def test_openai_client_streams_text_and_token_ids(server_url: str, local_engine: Engine) -> None:
     client = openai.AsyncOpenAI(base_url=f"{server_url}/v1", api_key="unused")
     stream = await client.chat.completions.create(
-        model=engine.name, messages=[{"role": "user", "content": "Say hello."}], max_tokens=8, temperature=0,
+        model=local_engine.name, messages=[{"role": "user", "content": "Say hello."}], max_tokens=8, temperature=0,
         stream=True, stream_options={"include_usage": True}, extra_body={"return_token_ids": True})
     pieces, ids, usage = [], [], None
     async for chunk in stream:
@@ -99,7 +99,7 @@ async def test_openai_client_streams_text_and_token_ids(server_url: str, engine:
             pieces.append(choice.delta.content or "")
             ids.extend((choice.model_extra or {}).get("token_ids") or [])
     await client.close()
-    assert "".join(pieces) == engine.decode(ids) and ids
+    assert "".join(pieces) == local_engine.decode(ids) and ids
     assert usage is not None and usage.completion_tokens == len(ids)
 
 
@@ -109,9 +109,9 @@ _SCRIPT = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city":
 
 
 @pytest.fixture
-async def scripted_client(engine: Engine) -> AsyncIterator[httpx.AsyncClient]:
+async def scripted_client(local_engine: Engine) -> AsyncIterator[httpx.AsyncClient]:
     """Routes over a SCRIPTED policy (fixed reply, real tokenizer, real engine path)."""
-    policy = Engine(scripted_model(engine.tokenizer, _SCRIPT), engine.tokenizer, name="scripted")
+    policy = Engine(scripted_model(local_engine.tokenizer, _SCRIPT), local_engine.tokenizer, name="scripted")
     app = FastAPI()
     app.include_router(router)
     holder = EngineHolder(engine=policy)

@@ -56,16 +56,16 @@ async def test_chat_stream_with_n_and_logprobs(client: httpx.AsyncClient) -> Non
         assert tokens and all(t.startswith("token_id:") for t in tokens)
 
 
-async def test_stream_refuses_bad_requests_before_streaming(server_url: str, engine: Engine) -> None:
+async def test_stream_refuses_bad_requests_before_streaming(server_url: str, local_engine: Engine) -> None:
     client = openai.AsyncOpenAI(base_url=f"{server_url}/v1", api_key="unused", max_retries=0)
     with pytest.raises(openai.NotFoundError):
         await client.chat.completions.create(model="nope", messages=[{"role": "user", "content": "x"}],
                                              stream=True)
     with pytest.raises(openai.BadRequestError):
-        await client.completions.create(model=engine.name, prompt=["a", "b"], stream=True, max_tokens=2)
+        await client.completions.create(model=local_engine.name, prompt=["a", "b"], stream=True, max_tokens=2)
     await client.close()
 
 
-async def test_stream_of_several_prompts_is_refused(client: httpx.AsyncClient, engine: Engine) -> None:
-    resp = await client.post("/v1/completions", json={"prompt": ["a", "b"], "stream": True, "model": engine.name})
+async def test_stream_of_several_prompts_is_refused(client: httpx.AsyncClient, local_engine: Engine) -> None:
+    resp = await client.post("/v1/completions", json={"prompt": ["a", "b"], "stream": True, "model": local_engine.name})
     assert resp.status_code == 400 and resp.json()["error"]["param"] == "prompt"

@@ -15,15 +15,15 @@ GREEDY = SamplingParams(temperature=0.0, max_tokens=6, logprobs=True)
 
 
 @pytest.fixture
-def prompt(engine: Engine) -> list[int]:
+def prompt(local_engine: Engine) -> list[int]:
     """A rendered chat prompt."""
-    return render_chat(engine.tokenizer, [Message(role="user", content="Name a fruit.")])
+    return render_chat(local_engine.tokenizer, [Message(role="user", content="Name a fruit.")])
 
 
 @pytest.fixture
-def local(engine: Engine) -> LocalBackend:
-    """The in-process backend over the session engine."""
-    return LocalBackend(EngineHolder(engine=engine))
+def local(local_engine: Engine) -> LocalBackend:
+    """The in-process backend over the session local_engine."""
+    return LocalBackend(EngineHolder(engine=local_engine))
 
 
 @pytest.fixture

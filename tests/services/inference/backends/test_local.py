@@ -31,11 +31,11 @@ async def test_pause_resume_and_health(local: LocalBackend, prompt: list[int]) -
     assert health.ok and health.paused is False
 
 
-async def test_update_weights_bumps_version(local: LocalBackend, engine: Engine, prompt: list[int],
+async def test_update_weights_bumps_version(local: LocalBackend, local_engine: Engine, prompt: list[int],
                                             reference: BackendSample) -> None:
-    version = engine.weight_version
+    version = local_engine.weight_version
     await local.update_weights(str(converted_path(resolve_source(""), InferenceSettings().cache_dir())))
-    assert engine.weight_version == version + 1
+    assert local_engine.weight_version == version + 1
     result = await local.generate(prompt, GREEDY)
     assert result.samples[0].token_ids == reference.token_ids  # same weights, same greedy output
     assert result.weight_version == version + 1

@@ -33,8 +33,8 @@ async def test_vllm_returns_the_engines_ids_and_logprobs(vllm: VLLMBackend, prom
     assert scored == pytest.approx(reference.logprobs, abs=1e-3)
 
 
-async def test_vllm_tokenize_pause_resume(vllm: VLLMBackend, engine: Engine, prompt: list[int]) -> None:
-    assert await vllm.tokenize("Hello there") == engine.encode("Hello there")
+async def test_vllm_tokenize_pause_resume(vllm: VLLMBackend, local_engine: Engine, prompt: list[int]) -> None:
+    assert await vllm.tokenize("Hello there") == local_engine.encode("Hello there")
     await vllm.pause()
     try:
         with pytest.raises(UpstreamUnavailable):
@@ -55,9 +55,9 @@ async def test_vllm_pd_prefills_then_decodes(server_url: str, prompt: list[int],
     await backend.aclose()
 
 
-async def test_openai_backend_gets_text_but_cannot_score(server_url: str, engine: Engine,
+async def test_openai_backend_gets_text_but_cannot_score(server_url: str, local_engine: Engine,
                                                          prompt: list[int]) -> None:
-    backend = default_registry().create("openai", base_url=server_url, model=engine.name)
+    backend = default_registry().create("openai", base_url=server_url, model=local_engine.name)
     assert isinstance(backend, OpenAIBackend)
     result = await backend.generate(prompt, SamplingParams(temperature=0.0, max_tokens=4, n=2))
     assert [s.index for s in result.samples] == [0, 1] and result.samples[0].text

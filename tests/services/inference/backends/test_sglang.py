@@ -16,9 +16,9 @@ from tests.services.inference.backends.conftest import GREEDY
 
 
 @pytest.fixture
-async def sglang(server_url: str, engine: Engine) -> AsyncIterator[SGLangBackend]:
+async def sglang(server_url: str, local_engine: Engine) -> AsyncIterator[SGLangBackend]:
     """An SGLang backend pointed at the loopback server."""
-    backend = default_registry().create("sglang", base_url=server_url, model=engine.name)
+    backend = default_registry().create("sglang", base_url=server_url, model=local_engine.name)
     assert isinstance(backend, SGLangBackend)
     yield backend
     await backend.aclose()
@@ -32,15 +32,15 @@ async def test_generate_and_score_by_token_ids(sglang: SGLangBackend, prompt: li
     assert await sglang.get_logprobs(prompt, sample.token_ids) == pytest.approx(reference.logprobs, abs=1e-3)
 
 
-async def test_pause_update_weights_resume(sglang: SGLangBackend, engine: Engine, prompt: list[int],
+async def test_pause_update_weights_resume(sglang: SGLangBackend, local_engine: Engine, prompt: list[int],
                                            reference: BackendSample) -> None:
     await sglang.pause()
     try:
         with pytest.raises(UpstreamUnavailable):
             await sglang.generate(prompt, GREEDY)
-        version = engine.weight_version
+        version = local_engine.weight_version
         await sglang.update_weights(str(converted_path(resolve_source(""), InferenceSettings().cache_dir())))
-        assert engine.weight_version == version + 1
+        assert local_engine.weight_version == version + 1
     finally:
         await sglang.resume()
     assert (await sglang.generate(prompt, GREEDY)).samples[0].token_ids == reference.token_ids
