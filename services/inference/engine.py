@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.inference.batch import run_wave
-from services.inference.errors import ContextTooLong, EnginePaused
+from services.inference.errors import ContextTooLong, EnginePaused, GenerationAborted
 from services.inference.params import CompletionOutput, GenParams, SeqDelta
 from services.inference.sequence import Sequence
 from shared.errors import InvalidInput
@@ -182,11 +182,16 @@ class Engine:
             yield delta
 
     async def generate(self, prompt_ids: list[int], params: GenParams) -> list[CompletionOutput]:
-        """Run a request to completion; one output per ``n``, in index order."""
+        """Run a request to completion; one output per ``n``, in index order.
+
+        Raises ``GenerationAborted`` when the engine gave up on a row (model failure, shutdown).
+        """
         outputs: dict[int, CompletionOutput] = {}
         acc: dict[int, list[SeqDelta]] = {i: [] for i in range(params.n)}
         async for delta in self.stream(prompt_ids, params):
             acc[delta.index].append(delta)
+            if delta.finished and delta.finish_reason == "abort":
+                raise GenerationAborted("The engine aborted this request (model failure or shutdown); retry it.")
             if delta.finished:
                 outputs[delta.index] = _collect(acc[delta.index])
         return [outputs[i] for i in range(params.n)]

@@ -6,8 +6,10 @@ from shared.errors import InvalidInput, NotFound, ServiceUnavailable, TrajforgeE
 
 __all__ = [
     "BackendNotInstalled",
+    "BackendUnsupported",
     "ContextTooLong",
     "EnginePaused",
+    "GenerationAborted",
     "ModelLoadError",
     "ModelNotFound",
     "UnknownBackend",
@@ -54,3 +56,18 @@ class BackendNotInstalled(ServiceUnavailable):
 
     code = "backend_not_installed"
     title = "Backend not installed"
+
+
+class BackendUnsupported(TrajforgeError):
+    """The backend (or the server behind it) cannot perform this call."""
+
+    status_code = 501
+    code = "backend_unsupported"
+    title = "Not supported by this backend"
+
+
+class GenerationAborted(ServiceUnavailable):
+    """The engine stopped a request before it finished (model failure or shutdown)."""
+
+    code = "generation_aborted"
+    title = "Generation aborted"

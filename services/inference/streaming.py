@@ -19,6 +19,7 @@ from services.inference.protocol import ChatCompletionRequest, CompletionRequest
 from services.inference.responses import TokenText, chat_logprobs, completion_logprobs, usage
 from services.inference.service import new_id
 from services.inference.toolparse import TOOL_CALL_OPEN, extract_tool_calls
+from services.inference.errors import GenerationAborted
 from shared.errors import TrajforgeError
 
 __all__ = ["chat_events", "completion_events", "sse"]
@@ -50,6 +51,11 @@ def _visible(text: str, tools_on: bool) -> str:
         if text.endswith(TOOL_CALL_OPEN[:size]):
             return text[:-size]
     return text
+
+
+def _raise_if_aborted(delta: SeqDelta) -> None:
+    if delta.finish_reason == "abort":
+        raise GenerationAborted("The engine aborted this request (model failure or shutdown); retry it.")
 
 
 class _ChatStream:
@@ -125,6 +131,7 @@ async def chat_events(engine: Engine, req: ChatCompletionRequest, prompt_ids: li
         yield event
     try:
         async for delta in engine.stream(prompt_ids, params):
+            _raise_if_aborted(delta)
             for event in state.step(delta):
                 yield event
     except Exception as exc:  # noqa: BLE001 - after the 200 status an error can only be an event
@@ -164,6 +171,7 @@ async def completion_events(engine: Engine, req: CompletionRequest, prompt_ids: 
         yield sse({**head, "choices": [], "prompt_token_ids": prompt_ids})
     try:
         async for d in engine.stream(prompt_ids, params):
+            _raise_if_aborted(d)
             piece, offset = d.text[sent[d.index]:], sent[d.index]
             sent[d.index], produced = max(sent[d.index], len(d.text)), produced + len(d.token_ids)
             yield _text_chunk(head, d, piece, req, text_of, offset)

@@ -13,18 +13,10 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from shared.errors import ClientError
+from services.inference.errors import BackendUnsupported
 from shared.schema import SamplingParams
 
 __all__ = ["BackendHealth", "BackendResult", "BackendSample", "BackendUnsupported", "InferenceBackend"]
-
-
-class BackendUnsupported(ClientError):
-    """The backend (or the server behind it) cannot perform this call."""
-
-    status_code = 501
-    code = "backend_unsupported"
-    title = "Not supported by this backend"
 
 
 class BackendSample(BaseModel):

@@ -8,8 +8,14 @@ from typing import Any
 import httpx
 import openai
 import pytest
+import torch
+from fastapi import FastAPI
 
 from services.inference.engine import Engine
+from services.inference.errors import GenerationAborted
+from services.inference.params import GenParams
+from services.inference.routes import router
+from services.inference.service import EngineHolder, get_engine_holder
 from services.inference.streaming import _visible, sse
 from tests.services.inference.conftest import chat_body
 
@@ -69,3 +75,34 @@ async def test_stream_refuses_bad_requests_before_streaming(server_url: str, loc
 async def test_stream_of_several_prompts_is_refused(client: httpx.AsyncClient, local_engine: Engine) -> None:
     resp = await client.post("/v1/completions", json={"prompt": ["a", "b"], "stream": True, "model": local_engine.name})
     assert resp.status_code == 400 and resp.json()["error"]["param"] == "prompt"
+
+
+class _FailingModel(torch.nn.Module):
+    """A model whose forward pass fails: a fault the real model cannot be made to produce."""
+
+    def __init__(self, real: Any) -> None:
+        super().__init__()
+        self.config, self.generation_config = real.config, real.generation_config
+
+    def forward(self, input_ids: Any, attention_mask: Any = None, position_ids: Any = None, cache: Any = None,
+                use_cache: bool = True) -> Any:
+        """Fail as a lost device would."""
+        raise RuntimeError("device lost")
+
+
+async def test_failure_after_the_200_is_an_error_event(local_engine: Engine) -> None:
+    failing = Engine(_FailingModel(local_engine.model), local_engine.tokenizer, name="failing")
+    app = FastAPI()
+    app.include_router(router)
+    holder = EngineHolder(engine=failing)
+    app.dependency_overrides[get_engine_holder] = lambda: holder
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://failing") as client:
+        async with client.stream("POST", "/v1/chat/completions", json=chat_body(stream=True)) as resp:
+            assert resp.status_code == 200
+            lines = [line async for line in resp.aiter_lines() if line.startswith("data: ")]
+    assert lines[-1] == "data: [DONE]"
+    error = json.loads(lines[-2][6:])["error"]
+    assert error["type"] == "generation_aborted" and error["message"]
+    with pytest.raises(GenerationAborted):  # the generation thread survived and still answers
+        await failing.generate([1, 2, 3], GenParams(max_tokens=2))
+    failing.close()
