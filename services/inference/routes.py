@@ -1,0 +1,135 @@
+"""HTTP routes of the local engine: the vLLM OpenAI subset (mounted by the app factory)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from services.inference import service, streaming
+from services.inference.deps import EngineDep, HolderDep
+from services.inference.loader import read_state_dict
+from services.inference.native import NativeGenerateRequest, native_generate
+from services.inference.protocol import (
+    ChatCompletionRequest,
+    CompletionRequest,
+    DetokenizeRequest,
+    TokenizeRequest,
+)
+from services.inference.tokenize import detokenize, tokenize
+from shared.errors import InvalidInput
+
+__all__ = ["control_router", "router"]
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+router = APIRouter(tags=["inference"])
+# vLLM-style control endpoints: mount them only behind auth (they pause every caller).
+control_router = APIRouter(tags=["inference-control"])
+
+
+def _sse(events: Any) -> StreamingResponse:
+    return StreamingResponse(events, media_type="text/event-stream", headers=_SSE_HEADERS)
+
+
+@router.post("/v1/chat/completions", response_model=None)
+async def create_chat_completion(body: ChatCompletionRequest, engine: EngineDep) -> dict[str, Any] | StreamingResponse:
+    """Chat completion (streaming or not), with token ids and logprobs on request."""
+    if not body.stream:
+        return await service.chat_completion(engine, body)
+    prompt_ids, params = service.chat_prompt(engine, body)
+    return _sse(streaming.chat_events(engine, body, prompt_ids, params))
+
+
+@router.post("/v1/completions", response_model=None)
+async def create_completion(body: CompletionRequest, engine: EngineDep) -> dict[str, Any] | StreamingResponse:
+    """Text completion of a text or token-id prompt (streaming or not)."""
+    if not body.stream:
+        return await service.completion(engine, body)
+    prompts, params = service.completion_prompts(engine, body)
+    if len(prompts) != 1:
+        raise InvalidInput("Streaming takes one prompt per request.", param="prompt")
+    return _sse(streaming.completion_events(engine, body, prompts[0], params))
+
+
+@router.post("/tokenize")
+async def create_tokenize(body: TokenizeRequest, engine: EngineDep) -> dict[str, Any]:
+    """Token ids of a prompt or of rendered chat messages."""
+    return tokenize(engine, body)
+
+
+@router.post("/detokenize")
+async def create_detokenize(body: DetokenizeRequest, engine: EngineDep) -> dict[str, Any]:
+    """Text of token ids."""
+    return detokenize(engine, body)
+
+
+@router.post("/generate", response_model=None)
+async def create_native_generation(body: NativeGenerateRequest, engine: EngineDep) -> dict[str, Any] | list[Any]:
+    """SGLang-style token-in, token-out generation."""
+    return await native_generate(engine, body)
+
+
+@router.get("/v1/models")
+async def read_models(engine: EngineDep) -> dict[str, Any]:
+    """The served model."""
+    return service.list_models(engine)
+
+
+@router.get("/health")
+async def read_health(holder: HolderDep) -> dict[str, Any]:
+    """Liveness: answers without loading the model."""
+    paused = holder.loaded and (await holder.get()).paused
+    return {"status": "ok", "model": holder.model_name, "model_loaded": holder.loaded, "paused": paused}
+
+
+@control_router.post("/pause")
+async def create_pause(engine: EngineDep) -> dict[str, Any]:
+    """Stop starting new generation waves (running rows finish; new requests get 503)."""
+    engine.pause()
+    return {"paused": True}
+
+
+@control_router.post("/resume")
+async def create_resume(engine: EngineDep) -> dict[str, Any]:
+    """Accept work again after ``/pause``."""
+    engine.resume()
+    return {"paused": False}
+
+
+@control_router.post("/pause_generation")
+async def create_pause_generation(engine: EngineDep) -> dict[str, Any]:
+    """SGLang's name for ``/pause``."""
+    engine.pause()
+    return {"paused": True}
+
+
+@control_router.post("/continue_generation")
+async def create_continue_generation(engine: EngineDep) -> dict[str, Any]:
+    """SGLang's name for ``/resume``."""
+    engine.resume()
+    return {"paused": False}
+
+
+@control_router.get("/is_paused")
+async def read_is_paused(engine: EngineDep) -> dict[str, Any]:
+    """Whether the engine is paused."""
+    return {"is_paused": engine.paused}
+
+
+class WeightsFromDisk(BaseModel):
+    """``/update_weights_from_disk`` body (SGLang's shape)."""
+
+    model_path: str
+
+
+@control_router.post("/update_weights_from_disk")
+async def create_weights_update(body: WeightsFromDisk, engine: EngineDep) -> dict[str, Any]:
+    """Load weights from an HF model directory between generation waves."""
+    state = await asyncio.to_thread(read_state_dict, body.model_path)
+    version = await asyncio.to_thread(engine.update_weights, state)
+    return {"success": True, "message": "weights updated", "weight_version": version}
