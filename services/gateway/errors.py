@@ -6,6 +6,8 @@
     └── PathNotAllowed (403, path_not_allowed)
     InvalidInput
     └── ToolPairingError (400, invalid_tool_pairing)
+    ClientError
+    └── ClientClosed (499, client_closed)   -- recorded on traces, never sent
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import math
 import orjson
 from starlette.responses import Response
 
-from shared.errors import InvalidInput, NotFound, PermissionDenied, TrajforgeError
+from shared.errors import ClientError, InvalidInput, NotFound, PermissionDenied, TrajforgeError
 from shared.schema import OpenAIError, OpenAIErrorBody
 
 __all__ = [
+    "ClientClosed",
     "PathNotAllowed",
     "ToolPairingError",
     "UnknownModel",
@@ -48,6 +51,14 @@ class ToolPairingError(InvalidInput):
 
     code = "invalid_tool_pairing"
     title = "Tool calls and tool messages do not pair"
+
+
+class ClientClosed(ClientError):
+    """The client went away before a streamed answer ended."""
+
+    status_code = 499
+    code = "client_closed"
+    title = "Client closed the connection"
 
 
 _TYPE_BY_STATUS = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}

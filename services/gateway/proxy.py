@@ -20,7 +20,7 @@ from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
 from services.gateway.assemble import StreamAssembler
 from services.gateway.capture import extract_tokens, strip_extensions
 from services.gateway.config import UpstreamSpec
-from services.gateway.errors import sse_error_event
+from services.gateway.errors import ClientClosed, sse_error_event
 from services.gateway.ratelimit import KeyedRateLimiter
 from services.gateway.toolstatus import tool_call_statuses
 from services.gateway.traces import TraceRecord, TraceSink
@@ -164,21 +164,35 @@ class GatewayProxy:
         self, reply: UpstreamReply, replica: Replica, trace: TraceRecord, wants: _Wants, started: float
     ) -> AsyncIterator[bytes]:
         assembler = StreamAssembler(chat=trace.endpoint == CHAT_PATH)
-        error: TrajforgeError | None = None
+        finished = False
         try:
-            async for event in _relay_events(reply, assembler, trace.model, wants):
-                yield event
-        except _MidStreamError as exc:
-            error = exc.error
-            yield sse_error_event(error)
+            try:
+                async for event in _relay_events(reply, assembler, trace.model, wants):
+                    yield event
+            except _MidStreamError as exc:
+                await self._finish_stream(replica, trace, assembler, exc.error, started)
+                finished = True
+                yield sse_error_event(exc.error)
+                return
+            # The trace is stored before the client sees the end, so it can be read right after.
+            await self._finish_stream(replica, trace, assembler, None, started)
+            finished = True
+            yield b"data: [DONE]\n\n"
         finally:
             await reply.stream.aclose()  # type: ignore[union-attr]
-            self.pool.end(replica)
-            await self._finish_stream(trace, assembler, error, started)
+            if not finished:
+                closed = ClientClosed("The client closed the stream before it ended.")
+                await self._finish_stream(replica, trace, assembler, closed, started)
 
     async def _finish_stream(
-        self, trace: TraceRecord, assembler: StreamAssembler, error: TrajforgeError | None, started: float
+        self,
+        replica: Replica,
+        trace: TraceRecord,
+        assembler: StreamAssembler,
+        error: TrajforgeError | None,
+        started: float,
     ) -> None:
+        self.pool.end(replica)
         response = assembler.build()
         if error is None:
             await self._succeed(trace, response, started)
@@ -222,7 +236,6 @@ async def _relay_events(
             payload = line[5:].strip()
             if payload == "[DONE]":
                 done = True
-                yield b"data: [DONE]\n\n"
                 break
             chunk = orjson.loads(payload)
             if isinstance(chunk, dict) and chunk.get("error"):

@@ -156,7 +156,6 @@ async def test_stream_that_dies_midway_gives_error_event_and_failed_trace(
             seen.extend(ch.delta.content or "" for ch in chunk.choices)
     assert "mid-stream" in str(info.value.message)
     assert "".join(seen) == "a long a"  # role chunk + two 4-char pieces
-    await asyncio.sleep(0.05)
     (trace,) = await gateway.sink.session("die")
     assert trace.status == "error" and trace.error_code == "upstream_error"
     assert trace.response is not None and trace.response["choices"][0]["message"]["content"] == "a long a"
