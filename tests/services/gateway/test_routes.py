@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -143,3 +144,66 @@ async def test_completions_endpoint_captures_prompt_ids(
 async def test_models_lists_routed_names(gateway: GatewayProxy, gateway_server: ServerThread) -> None:
     ids = [m.id for m in client(gateway_server, "/sessions/m/v1").models.list()]
     assert ids == ["policy"]
+
+
+async def test_three_turn_tool_session_merges_into_exact_trajectory(
+    gateway: GatewayProxy, gateway_server: ServerThread, upstreams: list[ServerThread]
+) -> None:
+    calls = [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
+    script_all(upstreams, Behaviour(content="", tool_calls=calls), Behaviour(content="11C in Paris."), Behaviour(content="Bye."))
+    c = client(gateway_server, "/sessions/three/v1")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?"}]
+    first = c.chat.completions.create(model="policy", messages=messages, tools=[WEATHER_TOOL], stream=True)
+    calls_seen: dict[int, dict[str, str]] = {}
+    for chunk in first:
+        for tc in chunk.choices[0].delta.tool_calls or [] if chunk.choices else []:
+            slot = calls_seen.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+            slot["id"] += tc.id or ""
+            slot["name"] += (tc.function.name or "") if tc.function else ""
+            slot["arguments"] += (tc.function.arguments or "") if tc.function else ""
+    call = calls_seen[0]
+    messages += [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "11C"},
+    ]
+    second = c.chat.completions.create(model="policy", messages=messages, tools=[WEATHER_TOOL])
+    messages += [second.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "thanks"}]
+    c.chat.completions.create(model="policy", messages=messages, tools=[WEATHER_TOOL])
+
+    merged = httpx.get(gateway_server.url + "/v1/sessions/three/trajectory").json()
+    assert merged["mismatches"] == [] and merged["joins"] == 2 and len(merged["segments"]) == 1
+    tokens = merged["segments"][0]["tokens"]
+    text = decode(tokens["prompt_ids"] + tokens["response_ids"])
+    assert text == render(messages) + "Bye.<|end|>"
+    sampled = decode([t for t, m in zip(tokens["response_ids"], tokens["loss_mask"]) if m])
+    assert sampled == '<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}</tool_call><|end|>11C in Paris.<|end|>Bye.<|end|>'
+    assert all((lp is None) == (m == 0) for lp, m in zip(tokens["logprobs"], tokens["loss_mask"]))
+
+
+async def test_reasoning_stripped_by_template_counts_a_prefix_mismatch_metric(
+    gateway: GatewayProxy, gateway_server: ServerThread, upstreams: list[ServerThread]
+) -> None:
+    from prometheus_client import REGISTRY
+
+    def mismatches() -> float:
+        return REGISTRY.get_sample_value("trajforge_gateway_prefix_mismatches_total", {"cause": "template_strip"}) or 0.0
+
+    before = mismatches()
+    script_all(upstreams, Behaviour(content="A", reasoning="let me think"))
+    c = client(gateway_server, "/sessions/think/v1")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+    first = c.chat.completions.create(model="policy", messages=messages)
+    messages += [{"role": "assistant", "content": first.choices[0].message.content}, {"role": "user", "content": "more"}]
+    c.chat.completions.create(model="policy", messages=messages)
+    for _ in range(2):  # reading twice must not count twice
+        merged = httpx.get(gateway_server.url + "/v1/sessions/think/trajectory").json()
+    assert [m["cause"] for m in merged["mismatches"]] == ["template_strip"]
+    assert len(merged["segments"]) == 2
+    assert mismatches() == before + 1
+    assert (REGISTRY.get_sample_value("trajforge_gateway_prefix_mismatch_ratio") or 0) > 0
+
+
+async def test_traces_route_lists_session_rows(gateway: GatewayProxy, gateway_server: ServerThread) -> None:
+    client(gateway_server, "/sessions/tr/attempts/3/v1").chat.completions.create(model="policy", messages=[{"role": "user", "content": "x"}])
+    rows = httpx.get(gateway_server.url + "/v1/sessions/tr/traces").json()
+    assert len(rows) == 1 and rows[0]["attempt"] == "3" and rows[0]["request"]["messages"][0]["content"] == "x"
