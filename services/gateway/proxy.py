@@ -11,7 +11,6 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import orjson
 from pydantic import BaseModel
 from starlette.responses import Response, StreamingResponse
@@ -21,6 +20,7 @@ from services.gateway.assemble import StreamAssembler
 from services.gateway.capture import extract_tokens, strip_extensions
 from services.gateway.config import UpstreamSpec
 from services.gateway.errors import ClientClosed, sse_error_event
+from services.gateway.http1 import Http1Error
 from services.gateway.ratelimit import KeyedRateLimiter
 from services.gateway.toolstatus import tool_call_statuses
 from services.gateway.traces import TraceRecord, TraceSink
@@ -243,7 +243,7 @@ async def _relay_events(
             out = _client_chunk(chunk, assembler, model, wants)
             if out is not None:
                 yield out
-    except (httpx.TransportError, orjson.JSONDecodeError) as exc:
+    except (Http1Error, orjson.JSONDecodeError) as exc:
         raise _MidStreamError(UpstreamError(f"Upstream {reply.replica.id} broke mid-stream: {exc!r}.")) from exc
     if not done:
         raise _MidStreamError(UpstreamError(f"Upstream {reply.replica.id} closed the stream early."))

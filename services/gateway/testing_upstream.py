@@ -248,10 +248,13 @@ async def _generate(state: _State, request: Request, path: str) -> Response:
     return Response(orjson.dumps(out), media_type="application/json", headers={"x-upstream-name": state.name})
 
 
-def make_upstream_app(name: str = "upstream", models: list[str] | None = None) -> FastAPI:
+def make_upstream_app(
+    name: str = "upstream", models: list[str] | None = None, *, log_requests: bool = True
+) -> FastAPI:
     """The fake upstream app; ``app.state.upstream`` holds its script and request log."""
     app = FastAPI()
     state = _State(name, models or ["policy"])
+    state.log_requests = log_requests
     app.state.upstream = state
 
     @app.post("/v1/chat/completions")

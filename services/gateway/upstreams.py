@@ -13,15 +13,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from shared.errors import Draining, UpstreamError, UpstreamTimeout, UpstreamUnavailable
 from services.gateway.config import GatewayConfig, UpstreamSpec
 from services.gateway.errors import PathNotAllowed, UnknownModel
+from services.gateway.http1 import ConnectFailed, Http1Client, Http1Error, Http1Response, ReadTimedOut
 from services.gateway.retry import is_retryable_status, retry_delay_s
 
 __all__ = ["ALLOWED_PATHS", "Replica", "UpstreamPool", "UpstreamReply", "check_path"]
 
+_JSON = {"content-type": "application/json"}
 ALLOWED_PATHS: frozenset[str] = frozenset(
     {"/v1/chat/completions", "/v1/completions", "/v1/models", "/tokenize"}
 )
@@ -56,19 +56,16 @@ class UpstreamReply:
     headers: dict[str, str]
     retries: int
     body: bytes = b""
-    stream: httpx.Response | None = None
+    stream: Http1Response | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 class UpstreamPool:
     """Routes calls to replicas per model and retries transient failures."""
 
-    def __init__(self, config: GatewayConfig, *, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: GatewayConfig, *, client: Http1Client | None = None) -> None:
         self.config = config
-        self.client = client or httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=1024, max_keepalive_connections=512),
-            timeout=httpx.Timeout(600.0, connect=5.0),
-        )
+        self.client = client or Http1Client()
         self._replicas: dict[str, list[Replica]] = {}
         self._sticky: OrderedDict[str, str] = OrderedDict()
         self._inflight = 0
@@ -174,7 +171,7 @@ class UpstreamPool:
         for attempt in range(policy.max_attempts):
             try:
                 reply = await self._try_once(replica, path, body, stream=stream)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
+            except Http1Error as exc:
                 last = exc
                 if attempt + 1 < policy.max_attempts:
                     await asyncio.sleep(retry_delay_s(attempt, policy))
@@ -190,24 +187,24 @@ class UpstreamPool:
         self, replica: Replica, path: str, body: bytes, *, stream: bool
     ) -> UpstreamReply:
         spec = replica.spec
-        request = self.client.build_request(
+        sent = time.perf_counter()
+        response = await self.client.request(
             "POST",
             spec.url.rstrip("/") + path,
-            content=body,
-            headers={"content-type": "application/json"},
-            timeout=httpx.Timeout(spec.timeout_s, connect=spec.connect_timeout_s),
+            body=body,
+            headers=_JSON,
+            timeout_s=spec.timeout_s,
+            connect_timeout_s=spec.connect_timeout_s,
+            stream=stream,
         )
-        sent = time.perf_counter()
-        response = await self.client.send(request, stream=stream)
-        headers = {k.lower(): v for k, v in response.headers.items()}
         if stream and response.status_code == 200:
-            return UpstreamReply(replica, 200, headers, 0, stream=response)
+            return UpstreamReply(replica, 200, response.headers, 0, stream=response)
         if stream:
             await response.aread()
             await response.aclose()
         upstream_ms = (time.perf_counter() - sent) * 1000
         return UpstreamReply(
-            replica, response.status_code, headers, 0, body=response.content,
+            replica, response.status_code, response.headers, 0, body=response.content,
             extra={"upstream_ms": upstream_ms},
         )
 
@@ -220,20 +217,20 @@ class UpstreamPool:
         """GET an allow-listed path from one replica (no retries: listing is cheap to redo)."""
         check_path(path)
         try:
-            response = await self.client.get(replica.spec.url.rstrip("/") + path)
-        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            response = await self.client.request("GET", replica.spec.url.rstrip("/") + path)
+        except Http1Error as exc:
             raise _transport_error(exc, replica, 1) from exc
-        return UpstreamReply(replica, response.status_code, dict(response.headers), 0, body=response.content)
+        return UpstreamReply(replica, response.status_code, response.headers, 0, body=response.content)
 
     async def aclose(self) -> None:
-        """Close the pooled HTTP client."""
+        """Close the pooled upstream connections."""
         await self.client.aclose()
 
 
 def _transport_error(exc: BaseException | None, replica: Replica, attempts: int) -> UpstreamError:
     where = f"upstream {replica.id} after {attempts} attempt(s)"
-    if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+    if isinstance(exc, ReadTimedOut):
         return UpstreamTimeout(f"Timed out waiting for {where}.")
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+    if isinstance(exc, ConnectFailed):
         return UpstreamUnavailable(f"Could not connect to {where}.")
     return UpstreamError(f"Transport failure talking to {where}: {exc!r}.")
