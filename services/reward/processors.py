@@ -1,0 +1,138 @@
+"""Reward processors in the OPD seed's shape: ``process(RewardInput) -> RewardOutput``.
+
+User processors are loaded by classpath with a weight, a timeout and a
+concurrency limit. A processor that raises or hangs gives a recorded failure
+for that trajectory; the batch always completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.schema import Trajectory
+from services.reward.errors import RewardSpecError
+from services.reward.service import ground_truth_of, is_rollout_error, score_trajectory
+from services.reward.spec import RewardSpec
+
+__all__ = ["ProcessorEntry", "RewardInput", "RewardOutput", "RewardProcessor", "SpecProcessor",
+           "load_processor", "run_processors"]
+
+
+class RewardInput(BaseModel):
+    """One trajectory to score, with its ground truth or the rollout's extra data."""
+
+    trajectory: Trajectory
+    ground_truth: dict[str, Any] | None = None
+    rollout_extra: dict[str, Any] = Field(default_factory=dict)
+
+    def truth(self) -> dict[str, Any] | None:
+        """Ground truth from the input, else ``rollout_extra.solution``, else the trajectory metadata."""
+        solution = self.rollout_extra.get("solution")
+        return self.ground_truth or (solution if isinstance(solution, dict) else None) or ground_truth_of(self.trajectory)
+
+
+class RewardOutput(BaseModel):
+    """A processor's verdict: score, metrics, status (FAILED rows are masked by trainers)."""
+
+    reward_score: float | None = None
+    reward_metrics: dict[str, float] = Field(default_factory=dict)
+    status: Literal["COMPLETED", "FAILED"] = "COMPLETED"
+    mask: bool = False
+    error: str | None = None
+
+
+class RewardProcessor(Protocol):
+    """Anything with ``process(RewardInput) -> RewardOutput`` (sync or async)."""
+
+    def process(self, inp: RewardInput) -> Any:
+        """Score one input."""
+
+
+class SpecProcessor:
+    """The built-in processor: scores with a RewardSpec; rollout errors are skipped and masked."""
+
+    def __init__(self, spec: RewardSpec | None = None) -> None:
+        self.spec = spec or RewardSpec()
+
+    def process(self, inp: RewardInput) -> RewardOutput:
+        """Score one input with the spec."""
+        if is_rollout_error(inp.trajectory):
+            return RewardOutput(status="FAILED", mask=True, error="rollout_error", reward_metrics={"rollout_error": 1.0})
+        scored = score_trajectory(inp.trajectory, self.spec, inp.truth())
+        status = "COMPLETED" if scored.status == "ok" else "FAILED"
+        return RewardOutput(reward_score=scored.score, reward_metrics=scored.metrics, status=status, error=scored.error)
+
+
+class ProcessorEntry(BaseModel):
+    """A processor with its weight, per-call timeout and concurrency limit."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    processor: Any
+    name: str = "processor"
+    weight: float = 1.0
+    timeout_s: float = 30.0
+    concurrency: int = Field(default=4, ge=1)
+
+
+def load_processor(classpath: str, **kwargs: Any) -> RewardProcessor:
+    """Instantiate ``package.module:Class`` (or ``package.module.Class``) with kwargs."""
+    module_name, _, attr = classpath.partition(":") if ":" in classpath else classpath.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise RewardSpecError(f"cannot load reward processor {classpath!r}: {exc}", param="classpath") from exc
+    processor = cls(**kwargs)
+    if not callable(getattr(processor, "process", None)):
+        raise RewardSpecError(f"{classpath!r} has no process() method", param="classpath")
+    return processor
+
+
+async def _call(entry: ProcessorEntry, inp: RewardInput, pool: ThreadPoolExecutor, gate: asyncio.Semaphore) -> RewardOutput:
+    async with gate:
+        try:
+            if inspect.iscoroutinefunction(entry.processor.process):
+                out = await asyncio.wait_for(entry.processor.process(inp), entry.timeout_s)
+            else:
+                loop = asyncio.get_running_loop()
+                future = loop.run_in_executor(pool, entry.processor.process, inp)
+                out = await asyncio.wait_for(future, entry.timeout_s)
+            return out if isinstance(out, RewardOutput) else RewardOutput.model_validate(out)
+        except TimeoutError:
+            return RewardOutput(status="FAILED", error=f"{entry.name}: timed out after {entry.timeout_s}s")
+        except Exception as exc:  # noqa: BLE001 - user code: any failure is data for this trajectory
+            return RewardOutput(status="FAILED", error=f"{entry.name}: {type(exc).__name__}: {exc}")
+
+
+def _combine(entries: list[ProcessorEntry], outs: list[RewardOutput]) -> RewardOutput:
+    metrics: dict[str, float] = {}
+    for entry, out in zip(entries, outs):
+        metrics.update({f"{entry.name}/{k}": v for k, v in out.reward_metrics.items()})
+        if out.reward_score is not None:
+            metrics[entry.name] = out.reward_score
+    failed = [o for e, o in zip(entries, outs) if o.status == "FAILED" and e.weight != 0]
+    if failed:
+        return RewardOutput(status="FAILED", reward_metrics=metrics, mask=any(o.mask for o in failed),
+                            error="; ".join(o.error or "failed" for o in failed))
+    score = sum(e.weight * (o.reward_score or 0.0) for e, o in zip(entries, outs) if e.weight != 0)
+    return RewardOutput(reward_score=score, reward_metrics=metrics)
+
+
+async def run_processors(entries: list[ProcessorEntry], inputs: list[RewardInput]) -> list[RewardOutput]:
+    """Run every processor on every input; per-input failures are recorded, never raised."""
+    pools = [ThreadPoolExecutor(max_workers=e.concurrency) for e in entries]
+    gates = [asyncio.Semaphore(e.concurrency) for e in entries]
+    try:
+        per_entry = [await asyncio.gather(*(_call(e, inp, pool, gate) for inp in inputs))
+                     for e, pool, gate in zip(entries, pools, gates)]
+    finally:
+        for pool in pools:
+            # Do not wait: a hung user thread must not hold the batch hostage.
+            pool.shutdown(wait=False, cancel_futures=True)
+    return [_combine(entries, [outs[i] for outs in per_entry]) for i in range(len(inputs))]

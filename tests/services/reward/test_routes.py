@@ -1,0 +1,40 @@
+"""The reward router over real HTTP semantics (ASGI transport, no network)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from services.reward.routes import router
+
+
+@pytest.fixture
+def client() -> httpx.AsyncClient:
+    app = FastAPI()
+    app.include_router(router)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+async def test_score_endpoint(client: httpx.AsyncClient, make_traj) -> None:
+    traj = make_traj(calls=[("get_weather", {"city": "Paris"})]).model_dump(mode="json")
+    truth = {"decision": "tool_call", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    body = {"trajectories": [traj, traj], "ground_truths": [truth, None],
+            "spec": {"components": [{"name": "tool_call", "weight": 1.0}]}}
+    resp = await client.post("/v1/rewards/score", json=body)
+    assert resp.status_code == 200
+    results = resp.json()["results"]
+    assert results[0]["score"] == pytest.approx(1.0)
+    assert results[0]["records"][0]["component"] == "tool_call"
+    assert results[1]["status"] == "failed"
+
+
+async def test_advantages_endpoint(client: httpx.AsyncClient) -> None:
+    body = {"groups": [{"rewards": [1.0, 0.0, None]}, {"step_rewards": [[1.0, 0.0], [0.0]]}], "estimator": "grpo"}
+    resp = await client.post("/v1/advantages", json=body)
+    assert resp.status_code == 200
+    first = resp.json()["groups"][0]
+    assert first["advantages"][0][0] == pytest.approx(1.0, abs=1e-6)
+    assert first["masks"] == [[1], [1], [0]] and "masked" in first["error"]
+    per_step = await client.post("/v1/advantages", json={**body, "estimator": "grpo_per_step"})
+    assert per_step.json()["groups"][1]["masks"] == [[1, 0], [1]]
