@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LITELLM_BIN = REPO / ".cache" / "litellm-venv" / "bin" / "litellm"
+# One key for every target: LiteLLM refuses to start without a master key; ours ignores it here.
+BENCH_KEY = "sk-bench-" + secrets.token_hex(16)
 BODY = b'{"model":"policy","messages":[{"role":"user","content":"hello there"}],"max_tokens":8}'
 
 
@@ -75,10 +78,10 @@ def spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Pope
     return subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def wait_ready(port: int, path: str, timeout_s: float = 120.0) -> bool:
-    """Poll until ``GET path`` answers (any status) or the timeout passes."""
+def wait_ready(port: int, path: str, timeout_s: float = 120.0, proc: subprocess.Popen[bytes] | None = None) -> bool:
+    """Poll until ``GET path`` answers (any status), the process exits, or the timeout passes."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (proc is None or proc.poll() is None):
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
                 s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
@@ -104,7 +107,7 @@ async def _worker(port: int, path: str, stop_at: float, lat: list[float], errs: 
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     request = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Authorization: Bearer sk-bench\r\nContent-Length: {len(BODY)}\r\n\r\n"
+        f"Authorization: Bearer {BENCH_KEY}\r\nContent-Length: {len(BODY)}\r\n\r\n"
     ).encode() + BODY
     while time.perf_counter() < stop_at:
         started = time.perf_counter()
@@ -141,9 +144,9 @@ def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, i
         "litellm_settings:\n  telemetry: false\n"
     )
     port = free_port()
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_MASTER_KEY": BENCH_KEY}
     proc = spawn([str(LITELLM_BIN), "--config", str(cfg), "--port", str(port), "--num_workers", "1"], env)
-    if not wait_ready(port, "/health/liveliness", 180):
+    if not wait_ready(port, "/health/liveliness", 180, proc):
         proc.kill()
         err = (proc.stderr.read() if proc.stderr else b"")[-800:].decode(errors="replace")
         return None, 0, f"LiteLLM did not become ready: {err}"

@@ -17,7 +17,7 @@ from starlette.responses import Response, StreamingResponse
 
 from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
 from services.gateway.assemble import StreamAssembler
-from services.gateway.capture import extract_tokens, strip_extensions
+from services.gateway.capture import extract_tokens, first_choice, strip_extensions
 from services.gateway.config import UpstreamSpec
 from services.gateway.errors import ClientClosed, sse_error_event
 from services.gateway.http1 import Http1Error
@@ -300,8 +300,15 @@ def _fill_tokens(trace: TraceRecord, response: dict[str, Any]) -> None:
     trace.logprobs = tokens.logprobs
     trace.finish_reason = tokens.finish_reason
     trace.usage = tokens.usage
-    trace.parse_statuses = tool_call_statuses(tokens.tool_calls)
+    trace.parse_statuses = tool_call_statuses(_reply_message(response), trace.request.get("tools"))
     trace.weight_version = response.get("weight_version") or trace.weight_version
+
+
+def _reply_message(response: dict[str, Any]) -> dict[str, Any]:
+    choice = first_choice(response)
+    message = choice.get("message")
+    # Completions have no message: their text is where an attempted call would be.
+    return message if isinstance(message, dict) else {"content": choice.get("text")}
 
 
 def _without_token_arrays(response: dict[str, Any]) -> dict[str, Any]:

@@ -168,3 +168,22 @@ async def test_control_paths_never_reach_upstream(
         assert httpx.post(gateway_server.url + path, json={}).status_code in (404, 405)
     assert all(r["path"] != "/pause" for s in upstreams for r in s.app.state.upstream.requests)
     assert gateway.pool.inflight == 0
+
+
+async def test_client_leaving_mid_stream_still_writes_the_trace(
+    gateway: GatewayProxy, gateway_server: ServerThread, upstreams: list[ServerThread]
+) -> None:
+    script_all(upstreams, Behaviour(content="x" * 400))
+    body = {"model": "policy", "messages": USER, "stream": True}
+    async with httpx.AsyncClient(base_url=gateway_server.url, timeout=10) as http:
+        async with http.stream("POST", "/sessions/gone/v1/chat/completions", json=body) as resp:
+            async for _ in resp.aiter_bytes():
+                break
+    for _ in range(100):
+        traces = await gateway.sink.session("gone")
+        if traces:
+            break
+        await asyncio.sleep(0.02)
+    (trace,) = traces
+    assert trace.status in ("ok", "error")  # the upstream may finish before the gateway notices
+    assert trace.error_code in (None, "client_closed") and gateway.pool.inflight == 0
