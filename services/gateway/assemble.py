@@ -22,6 +22,7 @@ class _ChoiceState:
         self.role = "assistant"
 
     def feed(self, choice: dict[str, Any]) -> None:
+        """Fold one chunk's choice into this state."""
         delta = choice.get("delta") or {}
         self.role = delta.get("role") or self.role
         self.content.append(delta.get("content") or "")
@@ -51,6 +52,7 @@ class _ChoiceState:
         self.token_logprobs.extend(logprobs.get("token_logprobs") or [])
 
     def build(self, index: int, *, chat: bool) -> dict[str, Any]:
+        """The choice in the non-streaming shape."""
         out: dict[str, Any] = {"index": index, "finish_reason": self.finish_reason}
         if chat:
             message: dict[str, Any] = {"role": self.role, "content": "".join(self.content) or None}

@@ -45,6 +45,7 @@ class _Conn:
         self.reused = False
 
     def close(self) -> None:
+        """Close the socket."""
         self.writer.close()
 
 

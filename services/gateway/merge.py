@@ -69,6 +69,7 @@ class _Segment:
 
     @property
     def full(self) -> list[int]:
+        """Every token of the segment so far."""
         return self.prompt_ids + self.response_ids
 
     def _sampled(self, record: TraceRecord) -> None:
@@ -79,6 +80,7 @@ class _Segment:
         self.logprobs += list(lps) if lps is not None else [None] * len(ids)
 
     def extend(self, record: TraceRecord) -> None:
+        """Append a call whose prompt extends this segment: glue with mask 0, then its sample."""
         glue = (record.prompt_token_ids or [])[len(self.full) :]
         self.response_ids += glue
         self.loss_mask += [0] * len(glue)

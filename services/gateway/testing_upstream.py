@@ -97,6 +97,7 @@ class _Reply(BaseModel):
 
     @property
     def ids(self) -> list[int]:
+        """Every sampled id, in order."""
         return [i for _, ids in self.pieces for i in ids]
 
 
@@ -220,6 +221,7 @@ class _State:
         self.log_requests = True
 
     def next(self) -> Behaviour:
+        """The next scripted behaviour, or the default answer."""
         return self.script.popleft() if self.script else Behaviour()
 
 
@@ -256,15 +258,20 @@ def make_upstream_app(
     state = _State(name, models or ["policy"])
     state.log_requests = log_requests
     app.state.upstream = state
+    app.add_api_route("/v1/chat/completions", _generator(state, "/v1/chat/completions"), methods=["POST"])
+    app.add_api_route("/v1/completions", _generator(state, "/v1/completions"), methods=["POST"])
+    _add_helper_routes(app, state)
+    return app
 
-    @app.post("/v1/chat/completions")
-    async def chat(request: Request) -> Response:
-        return await _generate(state, request, "/v1/chat/completions")
 
-    @app.post("/v1/completions")
-    async def completions(request: Request) -> Response:
-        return await _generate(state, request, "/v1/completions")
+def _generator(state: _State, path: str) -> Any:
+    async def generate(request: Request) -> Response:
+        return await _generate(state, request, path)
 
+    return generate
+
+
+def _add_helper_routes(app: FastAPI, state: _State) -> None:
     @app.get("/v1/models")
     async def models_() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": state.name} for m in state.models]}
@@ -289,8 +296,6 @@ def make_upstream_app(
     @app.get("/_requests")
     async def requests_() -> list[dict[str, Any]]:
         return state.requests
-
-    return app
 
 
 class ServerThread:

@@ -3,6 +3,34 @@
 A ``TraceRecord`` is the row the gateway writes for every upstream call,
 successful or not. Storage sits behind ``TraceSink`` so the database table can
 replace the in-memory sink without touching the proxy.
+
+Table the database sink needs (``gateway_trace``, one row per upstream call):
+
+    id              text primary key (uuid hex)
+    session_id      text null, indexed with sequence
+    attempt         text null
+    sequence        int   (per session, in arrival order)
+    endpoint        text  (/v1/chat/completions | /v1/completions)
+    model           text  (public model name)
+    replica         text  (replica id that answered, after failover)
+    stream          bool
+    request         jsonb (body as the client sent it)
+    response        jsonb null (OpenAI shape, token arrays and logprobs removed)
+    prompt_token_ids, completion_token_ids   int[] / jsonb null
+    logprobs        float[] / jsonb null (aligned to completion_token_ids)
+    finish_reason   text null
+    usage           jsonb null
+    latency_ms      float
+    retries         int
+    weight_version  text null
+    status          text  (ok | error)
+    http_status     int   (upstream status, or ours when no answer came)
+    error_code, error_message   text null
+    parse_statuses  jsonb (list of tool-call parse statuses)
+    api_key_id      text null
+    created_at      timestamptz (epoch seconds here)
+
+Unique on (session_id, attempt, sequence) where session_id is not null.
 """
 
 from __future__ import annotations

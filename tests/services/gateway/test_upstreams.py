@@ -106,3 +106,14 @@ async def test_streams_are_returned_open(upstreams: list[ServerThread]) -> None:
     await reply.stream.aclose()
     assert lines[-1] == "data: [DONE]"
     await pool.aclose()
+
+
+async def test_tokenize_is_the_one_non_openai_path_allowed(upstreams: list[ServerThread]) -> None:
+    pool = pool_over([upstreams[0].url])
+    body = orjson.dumps({"model": "policy", "prompt": "ab"})
+    reply = await pool.send(pool.pick("policy", None), "/tokenize", body)
+    assert orjson.loads(reply.body)["tokens"] == [97, 98]
+    with pytest.raises(PathNotAllowed):
+        await pool.send(pool.pick("policy", None), "/pause", body)
+    assert all(r["path"] != "/pause" for r in upstreams[0].app.state.upstream.requests)
+    await pool.aclose()
