@@ -25,6 +25,8 @@ class UpstreamSpec(BaseModel):
     timeout_s: float = Field(600.0, gt=0)
     connect_timeout_s: float = Field(5.0, gt=0)
     weight_version: str | None = None
+    # Bearer key the upstream expects (vLLM --api-key); never the client's own key.
+    api_key: str | None = Field(None, repr=False)
 
     @property
     def replica_id(self) -> str:

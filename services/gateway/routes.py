@@ -28,15 +28,26 @@ class DrainRequest(BaseModel):
     wait_s: float = 0.0
 
 
+async def _read_limited(request: Request, limit: int) -> bytes:
+    """The body, refused as soon as it is known to exceed ``limit`` (declared or streamed)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"Request body of {declared} bytes exceeds the {limit}-byte limit.")
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise PayloadTooLarge(f"Request body exceeds the {limit}-byte limit.")
+        parts.append(part)
+    return b"".join(parts)
+
+
 async def _forward(
     request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: str | None
 ) -> Response:
     try:
-        limit = gateway.pool.config.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise PayloadTooLarge(f"Request body of {declared} bytes exceeds the {limit}-byte limit.")
-        raw = await request.body()
+        raw = await _read_limited(request, gateway.pool.config.max_body_bytes)
         return await gateway.forward(path, raw, call_context(request, session_id, attempt))
     except TrajforgeError as exc:
         return error_response(exc)

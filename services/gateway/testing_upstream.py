@@ -235,7 +235,7 @@ def _prompt_ids(path: str, body: dict[str, Any]) -> list[int]:
 async def _generate(state: _State, request: Request, path: str) -> Response:
     body = orjson.loads(await request.body())
     if state.log_requests:
-        state.requests.append({"path": path, "body": body})
+        state.requests.append({"path": path, "body": body, "authorization": request.headers.get("authorization")})
     b, n = state.next(), next(state.counter)
     if b.delay_s:
         await asyncio.sleep(b.delay_s)

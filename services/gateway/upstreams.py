@@ -192,7 +192,7 @@ class UpstreamPool:
             "POST",
             spec.url.rstrip("/") + path,
             body=body,
-            headers=_JSON,
+            headers=_headers(spec),
             timeout_s=spec.timeout_s,
             connect_timeout_s=spec.connect_timeout_s,
             stream=stream,
@@ -225,6 +225,12 @@ class UpstreamPool:
     async def aclose(self) -> None:
         """Close the pooled upstream connections."""
         await self.client.aclose()
+
+
+def _headers(spec: UpstreamSpec) -> dict[str, str]:
+    if spec.api_key:
+        return {**_JSON, "authorization": f"Bearer {spec.api_key}"}
+    return _JSON
 
 
 def _transport_error(exc: BaseException | None, replica: Replica, attempts: int) -> UpstreamError:

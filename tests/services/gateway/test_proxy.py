@@ -187,3 +187,31 @@ async def test_client_leaving_mid_stream_still_writes_the_trace(
     (trace,) = traces
     assert trace.status in ("ok", "error")  # the upstream may finish before the gateway notices
     assert trace.error_code in (None, "client_closed") and gateway.pool.inflight == 0
+
+
+def test_chunked_oversized_body_is_413_without_length_header(
+    make_gateway: Callable[..., GatewayProxy], fast_config: Callable[..., GatewayConfig], gateway_server: ServerThread
+) -> None:
+    make_gateway(fast_config(max_body_bytes=2048))
+
+    def parts():  # a generator body is sent chunked, with no Content-Length
+        yield b'{"model": "policy", "messages": [{"role": "user", "content": "'
+        for _ in range(10):
+            yield b"x" * 500
+        yield b'"}]}'
+
+    resp = httpx.post(gateway_server.url + "/v1/chat/completions", content=parts(), headers={"content-type": "application/json"})
+    assert_openai_error(resp, 413, "payload_too_large")
+
+
+async def test_upstream_key_is_sent_and_client_key_is_not(
+    make_gateway: Callable[..., GatewayProxy], fast_config: Callable[..., GatewayConfig],
+    gateway_server: ServerThread, upstreams: list[ServerThread],
+) -> None:
+    config = fast_config()
+    config.upstreams = [s.model_copy(update={"api_key": "sk-upstream"}) for s in config.upstreams]
+    make_gateway(config)
+    c = openai.OpenAI(base_url=gateway_server.url + "/v1", api_key="sk-client", max_retries=0)
+    c.chat.completions.create(model="policy", messages=USER)
+    (sent,) = [r for s in upstreams for r in s.app.state.upstream.requests]
+    assert sent["authorization"] == "Bearer sk-upstream"
