@@ -7,7 +7,7 @@ drives each with a minimal keep-alive HTTP/1.1 load generator at several
 concurrency levels and prints p50/p99 latency, the latency added over the
 direct call, requests/s, and our ratio to LiteLLM.
 
-    python bench/gateway.py [--seconds 2] [--concurrency 1,16,64,256]
+    python bench/gateway.py [--seconds 2] [--rounds 3] [--concurrency 1,16,64,256] [--no-litellm]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import asyncio
 import os
 import secrets
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,12 +34,35 @@ BODY = b'{"model":"policy","messages":[{"role":"user","content":"hello there"}],
 
 @dataclass
 class Result:
-    """Latencies (ms) and throughput of one target at one concurrency."""
+    """Latencies (ms), throughput and server CPU per request of one target at one concurrency."""
 
     p50_ms: float
     p99_ms: float
     rps: float
     errors: int
+    cpu_ms: float = 0.0
+
+
+def _tree(pid: int) -> list[int]:
+    out = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in task.read_text().split():
+            out += _tree(int(child))
+    return out
+
+
+def cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of a process and its children (0 when unknown)."""
+    if pid is None:
+        return 0.0
+    total = 0
+    for p in _tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -118,11 +142,12 @@ async def _worker(port: int, path: str, stop_at: float, lat: list[float], errs: 
     writer.close()
 
 
-async def measure(port: int, path: str, concurrency: int, seconds: float) -> Result:
+async def measure(port: int, path: str, concurrency: int, seconds: float, pid: int | None = None) -> Result:
     """Run ``concurrency`` keep-alive connections for ``seconds`` (after a short warm-up)."""
     for warm in (True, False):
         lat: list[float] = []
         errs = [0]
+        cpu0 = cpu_s(pid)
         started = time.perf_counter()
         stop_at = started + (0.3 if warm else seconds)
         paths = [path.format(i=i) for i in range(concurrency)]
@@ -130,7 +155,30 @@ async def measure(port: int, path: str, concurrency: int, seconds: float) -> Res
     elapsed = time.perf_counter() - started
     lat.sort()
     pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
-    return Result(pick(0.50), pick(0.99), len(lat) / elapsed, errs[0])
+    return Result(pick(0.50), pick(0.99), len(lat) / elapsed, errs[0], (cpu_s(pid) - cpu0) * 1000 / max(1, len(lat)))
+
+
+def median_result(results: list[Result]) -> Result:
+    """Per-figure median over rounds (the machine is shared, so single runs are noisy)."""
+    pick = lambda xs: statistics.median(xs)  # noqa: E731
+    return Result(pick([r.p50_ms for r in results]), pick([r.p99_ms for r in results]),
+                  pick([r.rps for r in results]), sum(r.errors for r in results),
+                  pick([r.cpu_ms for r in results]))
+
+
+async def measure_level(
+    level: int, seconds: float, rounds: int, ports: dict[str, int], pids: dict[str, int]
+) -> tuple[Result, Result, Result | None]:
+    """Interleave the targets round by round so load from elsewhere hits them alike."""
+    runs: dict[str, list[Result]] = {"direct": [], "ours": [], "lite": []}
+    chat, session = "/v1/chat/completions", "/sessions/bench-{i}/v1/chat/completions"
+    for _ in range(rounds):
+        runs["direct"].append(await measure(ports["up"], chat, level, seconds, pids["up"]))
+        runs["ours"].append(await measure(ports["gw"], session, level, seconds, pids["gw"]))
+        if "lite" in ports:
+            runs["lite"].append(await measure(ports["lite"], chat, level, seconds, pids["lite"]))
+    lite = median_result(runs["lite"]) if runs["lite"] else None
+    return median_result(runs["direct"]), median_result(runs["ours"]), lite
 
 
 def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, int, str]:
@@ -155,7 +203,7 @@ def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, i
 
 def fmt(r: Result) -> str:
     """Compact cell."""
-    return f"p50 {r.p50_ms:7.2f} p99 {r.p99_ms:7.2f} {r.rps:7.0f}/s"
+    return f"p50 {r.p50_ms:7.2f} p99 {r.p99_ms:7.2f} {r.rps:6.0f}/s cpu {r.cpu_ms:.3f} ms/req"
 
 
 def report(level: int, direct: Result, ours: Result, lite: Result | None) -> None:
@@ -167,11 +215,12 @@ def report(level: int, direct: Result, ours: Result, lite: Result | None) -> Non
         l50, l99 = lite.p50_ms - direct.p50_ms, lite.p99_ms - direct.p99_ms
         line += (f"\n       litellm[{fmt(lite)}] added p50 {l50:+.2f} ms p99 {l99:+.2f} ms errors {lite.errors}"
                  f"  | ours/litellm: added-p50 {add50 / l50 if l50 > 0 else float('nan'):.2f}x "
-                 f"added-p99 {add99 / l99 if l99 > 0 else float('nan'):.2f}x rps {ours.rps / lite.rps:.2f}x")
+                 f"added-p99 {add99 / l99 if l99 > 0 else float('nan'):.2f}x rps {ours.rps / lite.rps:.2f}x "
+                 f"cpu/req {ours.cpu_ms / lite.cpu_ms if lite.cpu_ms else float('nan'):.2f}x")
     print(line, flush=True)
 
 
-async def run(levels: list[int], seconds: float, with_litellm: bool) -> None:
+async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool) -> None:
     """Start the servers, measure every level, stop the servers."""
     up, gw = free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -179,13 +228,13 @@ async def run(levels: list[int], seconds: float, with_litellm: bool) -> None:
     procs.append(spawn([sys.executable, __file__, "--serve-gateway", str(gw), f"http://127.0.0.1:{up}"], env))
     lite, lport, why = start_litellm(up) if with_litellm else (None, 0, "skipped by --no-litellm")
     procs += [lite] if lite else []
+    ports = {"up": up, "gw": gw, **({"lite": lport} if lite else {})}
+    pids = {"up": procs[0].pid, "gw": procs[1].pid, **({"lite": lite.pid} if lite else {})}
     try:
         assert wait_ready(up, "/v1/models") and wait_ready(gw, "/v1/models"), "servers did not start"
-        print(f"cpus={os.cpu_count()} seconds/level={seconds} litellm={'on' if lite else 'off: ' + why}")
+        print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rounds={rounds} seconds/round={seconds} litellm={'on' if lite else 'off: ' + why}")
         for level in levels:
-            direct = await measure(up, "/v1/chat/completions", level, seconds)
-            ours = await measure(gw, "/sessions/bench-{i}/v1/chat/completions", level, seconds)
-            other = await measure(lport, "/v1/chat/completions", level, seconds) if lite else None
+            direct, ours, other = await measure_level(level, seconds, rounds, ports, pids)
             report(level, direct, ours, other)
     finally:
         for proc in procs:
@@ -198,6 +247,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--concurrency", default="1,16,64,256")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-litellm", action="store_true")
     parser.add_argument("--serve-upstream", type=int)
     parser.add_argument("--serve-gateway", nargs=2)
@@ -208,7 +258,7 @@ def main() -> None:
     if args.serve_gateway:
         return serve_gateway(int(args.serve_gateway[0]), args.serve_gateway[1])
     levels = [int(x) for x in args.concurrency.split(",")]
-    asyncio.run(run(levels, args.seconds, not args.no_litellm))
+    asyncio.run(run(levels, args.seconds, args.rounds, not args.no_litellm))
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ SESSION_HEADER = "x-trajforge-session"
 ATTEMPT_HEADER = "x-trajforge-attempt"
 
 
-def get_gateway(request: Request) -> GatewayProxy:
+async def get_gateway(request: Request) -> GatewayProxy:
     """The gateway the app factory put on ``app.state.gateway``."""
+    # async on purpose: FastAPI runs plain-def dependencies in a worker thread, a hop per call.
     gateway = getattr(request.app.state, "gateway", None)
     if gateway is None:
         raise ServiceUnavailable("The gateway is not configured on this app.")
