@@ -76,10 +76,12 @@ class Http1Response:
 
     async def iter_raw(self) -> AsyncIterator[bytes]:
         """Body bytes as they arrive (chunked, Content-Length, or until close)."""
-        if self._chunked:
+        if self.status_code in (204, 304):
+            pass  # no body by definition, whatever the headers say
+        elif self._chunked:
             while True:
                 size_line = await self._read("readuntil", b"\r\n")
-                size = int(size_line.split(b";")[0].strip() or b"0", 16)
+                size = _chunk_size(size_line)
                 if size == 0:
                     await self._read("readuntil", b"\r\n")
                     break
@@ -192,6 +194,13 @@ class Http1Client:
         for idle in self._idle.values():
             while idle:
                 idle.pop().close()
+
+
+def _chunk_size(line: bytes) -> int:
+    try:
+        return int(line.split(b";")[0].strip() or b"0", 16)
+    except ValueError as exc:
+        raise ProtocolFailure(f"bad chunk size line {line[:40]!r}") from exc
 
 
 def _request_head(method: str, target: str, key: tuple[str, int], body: bytes, headers: dict[str, str]) -> bytes:
