@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -61,7 +62,7 @@ class GatewayProxy:
         self.pool = pool
         self.sink = sink
         self.limiter = limiter or KeyedRateLimiter(pool.config.rate_limit)
-        self._sequences: dict[str, itertools.count[int]] = {}
+        self._sequences: OrderedDict[str, itertools.count[int]] = OrderedDict()
 
     def models(self) -> dict[str, Any]:
         """The ``/v1/models`` listing of every routed model name."""
@@ -107,6 +108,10 @@ class GatewayProxy:
         if session_id is None:
             return 0
         counter = self._sequences.setdefault(session_id, itertools.count())
+        self._sequences.move_to_end(session_id)
+        # Forget the least recently active sessions, as the sticky map does.
+        if len(self._sequences) > self.pool.config.max_sticky_sessions:
+            self._sequences.popitem(last=False)
         return next(counter)
 
     async def _send(
