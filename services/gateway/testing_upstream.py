@@ -260,7 +260,7 @@ def make_upstream_app(
     app.state.upstream = state
     app.add_api_route("/v1/chat/completions", _generator(state, "/v1/chat/completions"), methods=["POST"])
     app.add_api_route("/v1/completions", _generator(state, "/v1/completions"), methods=["POST"])
-    _add_helper_routes(app, state)
+    _add_side_routes(app, state)
     return app
 
 
@@ -271,7 +271,7 @@ def _generator(state: _State, path: str) -> Any:
     return generate
 
 
-def _add_helper_routes(app: FastAPI, state: _State) -> None:
+def _add_side_routes(app: FastAPI, state: _State) -> None:
     @app.get("/v1/models")
     async def models_() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": state.name} for m in state.models]}
