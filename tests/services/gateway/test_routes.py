@@ -207,3 +207,19 @@ async def test_traces_route_lists_session_rows(gateway: GatewayProxy, gateway_se
     client(gateway_server, "/sessions/tr/attempts/3/v1").chat.completions.create(model="policy", messages=[{"role": "user", "content": "x"}])
     rows = httpx.get(gateway_server.url + "/v1/sessions/tr/traces").json()
     assert len(rows) == 1 and rows[0]["attempt"] == "3" and rows[0]["request"]["messages"][0]["content"] == "x"
+
+
+async def test_upstreams_replaced_through_the_api(
+    gateway: GatewayProxy, gateway_server: ServerThread, upstreams: list[ServerThread]
+) -> None:
+    specs = [{"model": "other", "url": upstreams[1].url, "name": "only-b", "served_model": "policy"}]
+    put = httpx.put(gateway_server.url + "/v1/gateway/upstreams", json=specs)
+    assert put.status_code == 200 and [u["name"] for u in put.json()] == ["only-b"]
+    assert [u["model"] for u in httpx.get(gateway_server.url + "/v1/gateway/upstreams").json()] == ["other"]
+    reply = client(gateway_server, "/sessions/api/v1").chat.completions.create(model="other", messages=[{"role": "user", "content": "x"}])
+    assert reply.model == "other"
+    assert upstreams[1].app.state.upstream.requests[-1]["body"]["model"] == "policy"  # served name upstream
+    (trace,) = await gateway.sink.session("api")
+    assert trace.replica == "only-b" and trace.model == "other"
+    with pytest.raises(openai.NotFoundError):
+        client(gateway_server).chat.completions.create(model="policy", messages=[{"role": "user", "content": "x"}])
