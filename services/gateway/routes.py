@@ -1,0 +1,132 @@
+"""HTTP routes of the gateway (a plain router; the app factory mounts it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+from starlette.responses import Response
+
+from shared.errors import PayloadTooLarge, TrajforgeError
+from services.gateway import service
+from services.gateway.config import UpstreamSpec
+from services.gateway.deps import GatewayDep, call_context
+from services.gateway.errors import error_response
+from services.gateway.merge import SessionMerge
+from services.gateway.proxy import CHAT_PATH, COMPLETIONS_PATH, GatewayProxy
+from services.gateway.traces import TraceRecord
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["gateway"])
+
+
+class DrainRequest(BaseModel):
+    """How long a drain call waits for in-flight calls to finish."""
+
+    wait_s: float = 0.0
+
+
+async def _read_limited(request: Request, limit: int) -> bytes:
+    """The body, refused as soon as it is known to exceed ``limit`` (declared or streamed)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"Request body of {declared} bytes exceeds the {limit}-byte limit.")
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise PayloadTooLarge(f"Request body exceeds the {limit}-byte limit.")
+        parts.append(part)
+    return b"".join(parts)
+
+
+async def _forward(
+    request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: str | None
+) -> Response:
+    try:
+        raw = await _read_limited(request, gateway.pool.config.max_body_bytes)
+        return await gateway.forward(path, raw, call_context(request, session_id, attempt))
+    except TrajforgeError as exc:
+        return error_response(exc)
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request, gateway: GatewayDep) -> Response:
+    """OpenAI chat completions, streaming or not (session from headers, if any)."""
+    return await _forward(request, gateway, CHAT_PATH, None, None)
+
+
+@router.post("/v1/completions")
+async def completions(request: Request, gateway: GatewayDep) -> Response:
+    """OpenAI text completions (session from headers, if any)."""
+    return await _forward(request, gateway, COMPLETIONS_PATH, None, None)
+
+
+@router.get("/v1/models")
+async def list_models(gateway: GatewayDep) -> dict[str, Any]:
+    """Model names routed by this gateway."""
+    return gateway.models()
+
+
+@router.post("/sessions/{session_id}/v1/chat/completions")
+@router.post("/sessions/{session_id}/attempts/{attempt}/v1/chat/completions")
+async def session_chat_completions(
+    request: Request, gateway: GatewayDep, session_id: str, attempt: str | None = None
+) -> Response:
+    """Chat completions captured under a session (and attempt) named in the path."""
+    return await _forward(request, gateway, CHAT_PATH, session_id, attempt)
+
+
+@router.post("/sessions/{session_id}/v1/completions")
+@router.post("/sessions/{session_id}/attempts/{attempt}/v1/completions")
+async def session_completions(
+    request: Request, gateway: GatewayDep, session_id: str, attempt: str | None = None
+) -> Response:
+    """Text completions captured under a session (and attempt) named in the path."""
+    return await _forward(request, gateway, COMPLETIONS_PATH, session_id, attempt)
+
+
+@router.get("/sessions/{session_id}/v1/models")
+@router.get("/sessions/{session_id}/attempts/{attempt}/v1/models")
+async def session_list_models(gateway: GatewayDep, session_id: str, attempt: str | None = None) -> dict[str, Any]:
+    """Model names, under a session base URL."""
+    return gateway.models()
+
+
+@router.get("/v1/sessions/{session_id}/trajectory", response_model=SessionMerge)
+async def read_session_trajectory(gateway: GatewayDep, session_id: str) -> SessionMerge:
+    """The session's calls merged into token-exact segments, with prefix mismatches."""
+    return await service.session_trajectory(gateway, session_id)
+
+
+@router.get("/v1/sessions/{session_id}/traces", response_model=list[TraceRecord])
+async def read_session_traces(gateway: GatewayDep, session_id: str) -> list[TraceRecord]:
+    """Every trace record of the session, in order."""
+    return await service.session_traces(gateway, session_id)
+
+
+@router.post("/v1/gateway/drain", response_model=service.DrainStatus)
+async def drain(gateway: GatewayDep, body: DrainRequest) -> service.DrainStatus:
+    """Start draining for a weight update: new calls get 503 + Retry-After."""
+    return await service.drain(gateway, wait_s=body.wait_s)
+
+
+@router.post("/v1/gateway/resume", response_model=service.DrainStatus)
+async def resume(gateway: GatewayDep) -> service.DrainStatus:
+    """Stop draining."""
+    return service.resume(gateway)
+
+
+@router.get("/v1/gateway/upstreams", response_model=list[UpstreamSpec])
+async def read_upstreams(gateway: GatewayDep) -> list[UpstreamSpec]:
+    """The configured upstream replicas."""
+    return gateway.pool.config.upstreams
+
+
+@router.put("/v1/gateway/upstreams", response_model=list[UpstreamSpec])
+async def replace_upstreams(gateway: GatewayDep, body: list[UpstreamSpec]) -> list[UpstreamSpec]:
+    """Replace the upstream replicas."""
+    return service.set_upstreams(gateway, body)
