@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     tools_pool_size: int = Field(8, ge=1, le=256)
     tools_acquire_timeout_s: float = Field(30.0, gt=0)
     tools_uid_base: int = Field(20000, ge=1000)
+    # Trajectories per queue task when a rollout job is re-scored.
+    reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
+    # Module prefixes a score request may load user reward processors from; empty refuses them all.
+    reward_processor_modules: list[str] = Field(default_factory=list)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 
