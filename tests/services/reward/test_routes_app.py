@@ -141,3 +141,23 @@ async def test_rescore_errors(client, session) -> None:
     empty = await client.post(f"/v1/rollouts/{job_id}/rescore", json={"spec": {}})
     assert empty.status_code == 202 and empty.json()["batches"] == 0
     assert (await client.get(empty.json()["status_url"])).json()["done"] is True
+
+
+async def test_sdk_reward_methods(client, session) -> None:
+    from shared.client import AsyncClient
+    from shared.errors import InvalidInput
+
+    key = client.headers["authorization"].removeprefix("Bearer ")
+    job_id = await store_rollout(session, [({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Paris"})])])
+    await session.commit()
+    async with AsyncClient("http://test", api_key=key, transport=httpx.ASGITransport(app=client.app)) as tf:
+        scored = await tf.score([_traj(calls=[("get_weather", {"city": "Paris"})])], ground_truths=[WEATHER_TRUTH])
+        assert scored["results"][0]["score"] == pytest.approx(1.0)
+        adv = await tf.advantages([{"rewards": [1.0, 0.0]}], estimator="rloo")
+        assert adv["groups"][0]["advantages"] == [[1.0], [-1.0]]
+        started = await tf.rescore(str(job_id), {"components": [{"name": "tool_call"}]})
+        await get_app_state(client.app).dispatcher.drain()
+        status = await tf.rescore_status(str(job_id), started["spec_hash"])
+        assert (status["scored"], status["done"]) == (1, True)
+        with pytest.raises(InvalidInput, match="no reward component named 'nope'"):
+            await tf.score([], spec={"components": [{"name": "nope"}]})
