@@ -20,7 +20,12 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward import repository
-from services.reward.schemas import GroundTruthSource, RescoreProgress, RescoreRequest, RescoreStarted
+from services.reward.schemas import (
+    GroundTruthSource,
+    RescoreProgress,
+    RescoreRequest,
+    RescoreStarted,
+)
 from services.reward.service import ScoredTrajectory, is_rollout_error, score_trajectory
 from services.reward.spec import RewardSpec
 from shared.db.models import TrajectoryRow

@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.schema import Trajectory
 from services.reward.service import ScoredTrajectory
 from services.reward.spec import RewardSpec
+from shared.schema import Trajectory
 
 __all__ = ["AdvantageGroup", "AdvantageGroupResult", "AdvantagesRequest", "AdvantagesResponse",
            "GroundTruthSource", "ProcessorRef", "RescoreProgress", "RescoreRequest", "RescoreStarted",

@@ -12,9 +12,16 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from services.reward.errors import RewardSpecError
-from services.reward.processors import ProcessorEntry, RewardInput, RewardOutput, load_processor, run_processors
+from services.reward.processors import (
+    ProcessorEntry,
+    RewardInput,
+    RewardOutput,
+    load_processor,
+    run_processors,
+)
 from services.reward.schemas import ProcessorRef, ScoreRequest, ScoreResponse
 from services.reward.service import ScoredTrajectory, score_trajectories
 from shared.schema import RewardRecord
@@ -38,7 +45,7 @@ def load_entries(refs: Sequence[ProcessorRef], allowed_modules: Sequence[str]) -
             processor = load_processor(ref.classpath, **ref.kwargs)
         except RewardSpecError:
             raise
-        except Exception as exc:  # noqa: BLE001 - user constructor: report it as a bad request
+        except Exception as exc:
             raise RewardSpecError(f"reward processor {ref.classpath!r} failed to start: {type(exc).__name__}: {exc}",
                                   param="processors") from exc
         entries.append(ProcessorEntry(processor=processor, name=ref.name or ref.classpath, weight=ref.weight,
@@ -47,7 +54,7 @@ def load_entries(refs: Sequence[ProcessorRef], allowed_modules: Sequence[str]) -
 
 
 def _record(entry: ProcessorEntry, out: RewardOutput) -> RewardRecord:
-    base = {"component": f"processor:{entry.name}", "version": "user", "weight": entry.weight,
+    base: dict[str, Any] = {"component": f"processor:{entry.name}", "version": "user", "weight": entry.weight,
             "params": {"classpath": type(entry.processor).__module__ + ":" + type(entry.processor).__qualname__}}
     if out.status == "FAILED":
         return RewardRecord(**base, status="failed", error=out.error or f"{entry.name}: processor failed")

@@ -7,13 +7,12 @@ import math
 from typing import Any
 
 import orjson
-
 from pydantic import BaseModel, Field, field_validator
 
-from shared.schema import RewardRecord, Trajectory
 from services.reward.registry import get_component
+from shared.schema import RewardRecord, Trajectory
 
-__all__ = ["ComponentSpec", "RewardSpec", "SKILL_WEIGHT_NAMES", "run_spec", "spec_hash"]
+__all__ = ["SKILL_WEIGHT_NAMES", "ComponentSpec", "RewardSpec", "run_spec", "spec_hash"]
 
 # Skill YAML ``reward_weights`` keys and the components they name.
 SKILL_WEIGHT_NAMES = {"tool_accuracy": "tool_call", "answer_f1": "answer", "reasoning_quality": "reasoning_quality"}

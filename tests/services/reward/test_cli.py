@@ -14,8 +14,8 @@ SPEC = "components:\n  - name: tool_call\n    weight: 1.0\n  - name: opd_tool_ca
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shared.cli", "score", *args], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "120"})
+    return subprocess.run([sys.executable, "-m", "shared.cli", "score", *args], check=False, cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "120"})
 
 
 def _head(name: str, n: int) -> list[bytes]:
