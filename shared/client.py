@@ -89,6 +89,31 @@ class _Endpoints(ABC):
         """A page of a dataset's rows."""
         return self._call("GET", f"/v1/datasets/{dataset_id}/rows", params={"offset": offset, "limit": limit})
 
+    def score(self, trajectories: list[Any], *, spec: dict[str, Any] | None = None,
+              ground_truths: list[Any] | None = None, processors: list[dict[str, Any]] | None = None) -> Any:
+        """Score trajectories with a reward spec; each result has score, metrics, provenance and status."""
+        body: dict[str, Any] = {"trajectories": trajectories, "processors": processors or []}
+        if spec is not None:
+            body["spec"] = spec
+        if ground_truths is not None:
+            body["ground_truths"] = ground_truths
+        return self._call("POST", "/v1/rewards/score", json=body)
+
+    def advantages(self, groups: list[dict[str, Any]], *, estimator: str = "grpo", min_group_size: int = 2,
+                   zero_std: str = "zero") -> Any:
+        """Advantages and masks for groups of rewards (grpo, rloo, reinforce_pp, grpo_per_step)."""
+        return self._call("POST", "/v1/advantages", json={"groups": groups, "estimator": estimator,
+                                                          "min_group_size": min_group_size, "zero_std": zero_std})
+
+    def rescore(self, job_id: str, spec: dict[str, Any], *, ground_truth_source: str = "auto") -> Any:
+        """Start re-scoring a rollout job's stored trajectories; returns the job reference (spec_hash)."""
+        return self._call("POST", f"/v1/rollouts/{job_id}/rescore",
+                          json={"spec": spec, "ground_truth_source": ground_truth_source})
+
+    def rescore_status(self, job_id: str, spec_hash: str) -> Any:
+        """Progress of a re-scoring run: total, scored, failed, skipped, pending, done."""
+        return self._call("GET", f"/v1/rollouts/{job_id}/rescore/{spec_hash}")
+
 
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"authorization": f"Bearer {api_key}"} if api_key else {}

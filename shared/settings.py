@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     envs_max_sessions: int = Field(1024, ge=1)
     envs_idle_timeout_s: float = Field(600.0, gt=0)
     envs_max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    # Trajectories per queue task when a rollout job is re-scored.
+    reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
+    # Module prefixes a score request may load user reward processors from; empty refuses them all.
+    reward_processor_modules: list[str] = Field(default_factory=list)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 

@@ -6,10 +6,12 @@ import asyncio
 
 from fastapi import FastAPI
 
+import services.reward.tasks  # noqa: F401 - registers the reward queue tasks for the in-process dispatcher
 from services.reward.mathcheck import shutdown_pool
 from services.reward.routes import router
 from shared.settings import Settings
-from shared.web import AppState, ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec
+from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 

@@ -1,29 +1,53 @@
-"""HTTP routes of the reward service (mounted by the app factory)."""
+"""HTTP routes of the reward service (thin: parse, call one service function, return a schema)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Path
 
 from services.reward.advantage_service import compute_advantages
-from services.reward.errors import RewardSpecError
-from services.reward.schemas import AdvantagesRequest, AdvantagesResponse, ScoreRequest, ScoreResponse
-from services.reward.service import score_trajectories
+from services.reward.rescore import read_progress, start_rescore
+from services.reward.schemas import (
+    AdvantagesRequest,
+    AdvantagesResponse,
+    RescoreProgress,
+    RescoreRequest,
+    RescoreStarted,
+    ScoreRequest,
+    ScoreResponse,
+)
+from services.reward.scoring import score_request
+from shared.web import DispatcherDep, SessionDep, SettingsDep
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["reward"])
 
+SpecHash = Annotated[str, Path(pattern="^[0-9a-f]{64}$")]
+
 
 @router.post("/v1/rewards/score", response_model=ScoreResponse)
-def score(body: ScoreRequest) -> ScoreResponse:
+async def score(body: ScoreRequest, settings: SettingsDep) -> ScoreResponse:
     """Score trajectories with a reward spec; per-trajectory failures are in the results."""
-    if body.ground_truths is not None and len(body.ground_truths) != len(body.trajectories):
-        raise RewardSpecError("ground_truths must have one entry per trajectory", param="ground_truths")
-    results = score_trajectories(body.trajectories, body.spec, ground_truths=body.ground_truths)
-    return ScoreResponse(results=results)
+    return await score_request(body, allowed_modules=settings.reward_processor_modules)
 
 
 @router.post("/v1/advantages", response_model=AdvantagesResponse)
 def advantages(body: AdvantagesRequest) -> AdvantagesResponse:
     """Advantages and masks for groups of rewards."""
     return compute_advantages(body)
+
+
+@router.post("/v1/rollouts/{job_id}/rescore", status_code=202, response_model=RescoreStarted)
+async def rescore(job_id: uuid.UUID, body: RescoreRequest, session: SessionDep, dispatcher: DispatcherDep,
+                  settings: SettingsDep) -> RescoreStarted:
+    """Re-score every stored trajectory of a rollout job with a new spec (old scores are kept)."""
+    return await start_rescore(session, dispatcher, job_id, body, batch_size=settings.reward_rescore_batch_size)
+
+
+@router.get("/v1/rollouts/{job_id}/rescore/{spec_hash}", response_model=RescoreProgress)
+async def rescore_status(job_id: uuid.UUID, spec_hash: SpecHash, session: SessionDep) -> RescoreProgress:
+    """Progress of a re-scoring run: trajectories scored, failed, skipped and pending."""
+    return await read_progress(session, job_id, spec_hash)

@@ -6,12 +6,28 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.schema import Trajectory
 from services.reward.service import ScoredTrajectory
 from services.reward.spec import RewardSpec
+from shared.schema import Trajectory
 
 __all__ = ["AdvantageGroup", "AdvantageGroupResult", "AdvantagesRequest", "AdvantagesResponse",
+           "GroundTruthSource", "ProcessorRef", "RescoreProgress", "RescoreRequest", "RescoreStarted",
            "ScoreRequest", "ScoreResponse"]
+
+#: Where a stored trajectory's ground truth is read: ``meta.ground_truth``, ``meta.rollout_extra.solution``,
+#: or the first of the two that is present (``auto``).
+GroundTruthSource = Literal["auto", "meta", "solution"]
+
+
+class ProcessorRef(BaseModel):
+    """A user reward processor loaded by classpath (only from the modules the server allows)."""
+
+    classpath: str = Field(min_length=1, max_length=300)
+    name: str | None = Field(default=None, max_length=100)
+    weight: float = 1.0
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    concurrency: int = Field(default=4, ge=1, le=64)
+    kwargs: dict[str, Any] = Field(default_factory=dict)
 
 
 class ScoreRequest(BaseModel):
@@ -20,6 +36,7 @@ class ScoreRequest(BaseModel):
     trajectories: list[Trajectory]
     ground_truths: list[dict[str, Any] | None] | None = None
     spec: RewardSpec = Field(default_factory=RewardSpec)
+    processors: list[ProcessorRef] = Field(default_factory=list)
 
 
 class ScoreResponse(BaseModel):
@@ -56,3 +73,33 @@ class AdvantagesResponse(BaseModel):
     """One result per group, in request order."""
 
     groups: list[AdvantageGroupResult]
+
+
+class RescoreRequest(BaseModel):
+    """A new reward spec for every stored trajectory of a rollout job."""
+
+    spec: RewardSpec
+    ground_truth_source: GroundTruthSource = "auto"
+
+
+class RescoreStarted(BaseModel):
+    """The job reference of a re-scoring run: poll ``status_url`` for progress."""
+
+    job_id: str
+    spec_hash: str
+    total: int
+    batches: int
+    status_url: str
+
+
+class RescoreProgress(BaseModel):
+    """Trajectories of the job by outcome under one spec."""
+
+    job_id: str
+    spec_hash: str
+    total: int
+    scored: int
+    failed: int
+    skipped: int
+    pending: int
+    done: bool

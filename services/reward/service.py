@@ -58,6 +58,8 @@ def score_trajectory(traj: Trajectory, spec: RewardSpec, ground_truth: dict[str,
     if is_rollout_error(traj):
         return ScoredTrajectory(trajectory_id=traj.id, score=None, status="skipped", mask=True,
                                 metrics={"rollout_error": 1.0}, error="rollout_error")
+    if not traj.messages:
+        return ScoredTrajectory(trajectory_id=traj.id, score=None, status="failed", error="empty trajectory: no messages")
     truth = ground_truth_of(traj, ground_truth)
     if truth is None:
         return ScoredTrajectory(trajectory_id=traj.id, score=None, status="failed", error="no ground truth")

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, Field, field_validator
 
-from shared.schema import RewardRecord, Trajectory
-from shared.errors import TrajforgeError
 from services.reward.registry import get_component
+from shared.schema import RewardRecord, Trajectory
 
-__all__ = ["ComponentSpec", "RewardSpec", "SKILL_WEIGHT_NAMES", "run_spec"]
+__all__ = ["SKILL_WEIGHT_NAMES", "ComponentSpec", "RewardSpec", "run_spec", "spec_hash"]
 
 # Skill YAML ``reward_weights`` keys and the components they name.
 SKILL_WEIGHT_NAMES = {"tool_accuracy": "tool_call", "answer_f1": "answer", "reasoning_quality": "reasoning_quality"}
@@ -51,12 +52,18 @@ class RewardSpec(BaseModel):
             get_component(comp.name)
 
 
+def spec_hash(spec: RewardSpec) -> str:
+    """A stable SHA-256 of the spec's canonical JSON (key order and defaults do not change it)."""
+    canonical = orjson.dumps(spec.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
+
+
 def _run_one(comp: ComponentSpec, traj: Trajectory, ground_truth: dict[str, Any]) -> RewardRecord:
     component = get_component(comp.name)
     base = {"component": component.name, "version": component.version, "params": comp.params, "weight": comp.weight}
     try:
         result = component(traj, ground_truth, **comp.params)
-    except (TrajforgeError, ValueError, TypeError, KeyError) as exc:
+    except Exception as exc:  # noqa: BLE001 - untrusted data: any failure belongs to this trajectory
         # A bad ground truth or output for one trajectory is recorded, never raised to the batch.
         return RewardRecord(**base, status="failed", error=f"{type(exc).__name__}: {exc}")
     if not math.isfinite(result.score):

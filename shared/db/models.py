@@ -10,7 +10,9 @@ Tables (singular snake_case, ``XRow`` classes):
 - ``rollout_job`` / ``trajectory_group`` / ``trajectory``: rollouts, keyed by
   (job, task, member, attempt) so retries never duplicate.
 - ``gateway_trace``: one row per upstream call made through the gateway.
-- ``reward``: one row per (trajectory, component, spec) score, with provenance.
+- ``reward``: one row per (trajectory, component, spec) score, with provenance;
+  ``reward_spec`` keeps each spec by its hash so a stored score says exactly
+  how it was made.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "DatasetRowRow",
     "GatewayTraceRow",
     "RewardRow",
+    "RewardSpecRow",
     "RolloutJobRow",
     "TaskExecutionRow",
     "TrajectoryGroupRow",
@@ -210,7 +213,11 @@ class GatewayTraceRow(IdMixin, Base):
 
 class RewardRow(IdMixin, Base):
     __tablename__ = "reward"
-    __table_args__ = (Index("ix_reward_trajectory_component", "trajectory_id", "component"),)
+    __table_args__ = (
+        Index("ix_reward_trajectory_component", "trajectory_id", "component"),
+        # A redelivered scoring batch must record each score once per spec.
+        UniqueConstraint("trajectory_id", "component", "spec_hash"),
+    )
 
     trajectory_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("trajectory.id", ondelete="CASCADE"))
     component: Mapped[str] = mapped_column(String(100))
@@ -222,4 +229,12 @@ class RewardRow(IdMixin, Base):
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
     status: Mapped[str] = mapped_column(String(20), default="ok")
     error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RewardSpecRow(Base):
+    __tablename__ = "reward_spec"
+
+    spec_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -57,3 +57,36 @@ def build_traj(output: str | None = None, *, calls: list[tuple[str, Any]] | None
 def make_traj() -> Builder:
     """The trajectory builder."""
     return build_traj
+
+
+WEATHER_TRUTH = {"decision": "tool_call", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+
+
+def stored_rows(job_id: Any, group_id: Any, meta_and_calls: list[tuple[dict[str, Any], list[tuple[str, Any]] | None]]
+                ) -> list[Any]:
+    """Trajectory rows of one group: each with its metadata and final tool calls (None: messages left empty)."""
+    from shared.db.models import TrajectoryRow
+
+    rows = []
+    for i, (meta, calls) in enumerate(meta_and_calls):
+        traj = build_traj(calls=calls) if calls is not None else None
+        rows.append(TrajectoryRow(job_id=job_id, group_id=group_id, task_id="t0", sample_index=i,
+                                  messages=[m.model_dump(mode="json", exclude_none=True) for m in traj.messages] if traj else [],
+                                  tools=[t.model_dump(mode="json", exclude_none=True) for t in traj.tools] if traj else [],
+                                  meta=meta))
+    return rows
+
+
+async def store_rollout(session: Any, meta_and_calls: list[tuple[dict[str, Any], list[tuple[str, Any]] | None]]) -> Any:
+    """A rollout job with one group of stored trajectories (flushed, not committed); returns the job id."""
+    from shared.db.models import RolloutJobRow, TrajectoryGroupRow
+
+    job = RolloutJobRow(status="finished")
+    session.add(job)
+    await session.flush()
+    group = TrajectoryGroupRow(job_id=job.id, task_id="t0")
+    session.add(group)
+    await session.flush()
+    session.add_all(stored_rows(job.id, group.id, meta_and_calls))
+    await session.flush()
+    return job.id

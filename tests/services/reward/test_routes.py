@@ -1,19 +1,16 @@
-"""The reward router over real HTTP semantics (ASGI transport, no network)."""
+"""The reward router inside the reward service app (ASGI transport, real lifespan and database)."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
-from services.reward.routes import router
+from services.reward.app import SERVICE
 
 
 @pytest.fixture
-def client() -> httpx.AsyncClient:
-    app = FastAPI()
-    app.include_router(router)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+async def client(make_client) -> httpx.AsyncClient:
+    return await make_client(SERVICE)
 
 
 async def test_score_endpoint(client: httpx.AsyncClient, make_traj) -> None:

@@ -1,0 +1,66 @@
+"""Reward storage on Postgres: specs by hash, provenance rows, each score once per spec."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from services.reward import repository
+from services.reward.service import score_trajectory
+from services.reward.spec import ComponentSpec, RewardSpec, spec_hash
+from shared.db.models import RewardRow
+from shared.errors import NotFound
+from tests.services.reward.conftest import WEATHER_TRUTH, store_rollout
+
+GOOD = ({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Paris"})])
+WRONG = ({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Rome"})])
+
+
+def test_spec_hash_is_stable_and_distinguishes_specs() -> None:
+    a = RewardSpec.model_validate({"components": [{"name": "tool_call", "params": {"x": 1, "y": 2}}]})
+    b = RewardSpec.model_validate({"components": [{"params": {"y": 2, "x": 1}, "weight": 1.0, "name": "tool_call"}]})
+    assert spec_hash(a) == spec_hash(b) and len(spec_hash(a)) == 64
+    assert spec_hash(a) != spec_hash(RewardSpec(components=[ComponentSpec(name="tool_call", weight=0.5)]))
+
+
+async def test_save_and_get_spec(session) -> None:
+    spec = RewardSpec(components=[ComponentSpec(name="tool_call"), ComponentSpec(name="opd_tool_call", weight=0)])
+    digest = await repository.save_spec(session, spec)
+    assert await repository.save_spec(session, spec) == digest  # stored once, same hash
+    assert await repository.get_spec(session, digest) == spec
+    with pytest.raises(NotFound):
+        await repository.get_spec(session, "0" * 64)
+
+
+async def test_record_scores_once_per_spec_and_keeps_old_scores(session) -> None:
+    job_id = await store_rollout(session, [GOOD, WRONG])
+    rows = await repository.job_trajectories(session, job_id, offset=0, limit=10)
+    assert [r.sample_index for r in rows] == [0, 1]
+    old, new = RewardSpec(), RewardSpec(components=[ComponentSpec(name="tool_call"), ComponentSpec(name="opd_tool_call", weight=0)])
+    for spec in (old, new):
+        digest = await repository.save_spec(session, spec)
+        results = [(r.id, score_trajectory(repository.trajectory_from_row(r), spec, WEATHER_TRUTH)) for r in rows]
+        first = await repository.record_scores(session, digest, results)
+        again = await repository.record_scores(session, digest, results)
+        assert (first, again) == (len(rows) * (len(spec.components) + 1), 0)
+    stored = await repository.read_scores(session, rows[0].id)
+    assert sorted(r.component for r in stored) == ["opd_tool_call", "tool_call", "tool_call", "total", "total"]
+    mine = await repository.read_scores(session, rows[0].id, digest=spec_hash(new))
+    total = next(r for r in mine if r.component == repository.TOTAL_COMPONENT)
+    assert total.score == pytest.approx(1.0) and total.status == "ok"
+    tool = next(r for r in mine if r.component == "tool_call")
+    assert tool.version and tool.params == {} and tool.metrics["argument_accuracy"] == 1.0
+    count = await session.scalar(select(func.count()).select_from(RewardRow))
+    assert count == 2 * (2 + 3)
+
+
+async def test_rescore_counts(session) -> None:
+    job_id = await store_rollout(session, [GOOD, ({}, [("get_weather", {"city": "Paris"})]), GOOD])
+    spec = RewardSpec()
+    digest = await repository.save_spec(session, spec)
+    rows = await repository.job_trajectories(session, job_id, offset=0, limit=2)
+    results = [(r.id, score_trajectory(repository.trajectory_from_row(r), spec, r.meta.get("ground_truth")))
+               for r in rows]
+    await repository.record_scores(session, digest, results)
+    counts = await repository.rescore_counts(session, job_id, digest)
+    assert (counts.total, counts.scored, counts.failed, counts.skipped, counts.pending) == (3, 1, 1, 0, 1)

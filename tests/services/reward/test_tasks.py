@@ -1,0 +1,146 @@
+"""The rescore task: batches in-process and on a real Celery worker; a batch run twice records each score once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, func, select
+
+import services.reward.tasks  # noqa: F401 - registers the task under test
+from services.reward import repository
+from services.reward.rescore import RESCORE_TASK, rescore_batch
+from services.reward.spec import ComponentSpec, RewardSpec
+from shared.db.models import RewardRow, RolloutJobRow, TaskExecutionRow, TrajectoryRow
+from shared.db.session import create_engine_for, make_sessionmaker
+from shared.queue import configure_celery, run_task, task_key
+from shared.settings import Settings
+from tests.conftest import REDIS_URL, REPO_ROOT
+from tests.services.reward.conftest import WEATHER_TRUTH, store_rollout
+
+REDIS_TEST_URL = REDIS_URL.rsplit("/", 1)[0] + "/15"
+GOOD = ({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Paris"})])
+SOLUTION = ({"rollout_extra": {"solution": WEATHER_TRUTH}}, [("get_weather", {"city": "Rome"})])
+NON_JSON = ({"ground_truth": "{not json"}, [("get_weather", {"city": "Paris"})])
+EMPTY = ({"ground_truth": WEATHER_TRUTH}, None)
+ROLLOUT = [GOOD, SOLUTION, NON_JSON, EMPTY, GOOD]
+
+
+async def _reward_rows(session: Any, job_id: uuid.UUID, digest: str) -> int:
+    stmt = (select(func.count()).select_from(RewardRow).join(TrajectoryRow, TrajectoryRow.id == RewardRow.trajectory_id)
+            .where(TrajectoryRow.job_id == job_id, RewardRow.spec_hash == digest))
+    return int(await session.scalar(stmt) or 0)
+
+
+def _kwargs(job_id: uuid.UUID, digest: str, batch: int, size: int = 2) -> dict[str, Any]:
+    return {"job_id": str(job_id), "spec_hash": digest, "batch": batch, "batch_size": size,
+            "ground_truth_source": "auto"}
+
+
+async def test_rescore_in_process_batches_and_reasons(session, sessionmaker, settings: Settings) -> None:
+    job_id = await store_rollout(session, ROLLOUT)
+    digest = await repository.save_spec(session, RewardSpec())
+    await session.commit()
+    outcomes = [await run_task(RESCORE_TASK, _kwargs(job_id, digest, b), settings=settings, sessionmaker=sessionmaker)
+                for b in range(3)]
+    assert [o["trajectories"] for o in outcomes] == [2, 2, 1]
+    assert await run_task(RESCORE_TASK, _kwargs(job_id, digest, 0), settings=settings, sessionmaker=sessionmaker) is None
+    counts = await repository.rescore_counts(session, job_id, digest)
+    assert (counts.total, counts.scored, counts.failed, counts.pending) == (5, 3, 2, 0)
+    rows = await repository.job_trajectories(session, job_id, offset=0, limit=10)
+    totals = {r.sample_index: (await repository.read_scores(session, r.id, digest=digest))[-1] for r in rows}
+    assert totals[1].score is not None and totals[1].score < 1.0  # ground truth from rollout_extra.solution
+    assert "not valid JSON" in totals[2].error and totals[3].error == "empty trajectory: no messages"
+
+
+async def test_same_batch_twice_records_each_score_once(session) -> None:
+    job_id = await store_rollout(session, ROLLOUT)
+    old = await repository.save_spec(session, RewardSpec())
+    new = await repository.save_spec(session, RewardSpec(components=[ComponentSpec(name="opd_tool_call")]))
+    await rescore_batch(session, job_id=job_id, digest=old, batch=0, batch_size=5, source="auto")
+    first = await rescore_batch(session, job_id=job_id, digest=new, batch=0, batch_size=5, source="meta")
+    again = await rescore_batch(session, job_id=job_id, digest=new, batch=0, batch_size=5, source="meta")
+    assert first["rows_inserted"] > 0 and again["rows_inserted"] == 0
+    assert first["failed"] == 3  # the solution-only row has no meta.ground_truth under source="meta"
+    # Old scores stay: 3 scored rows + 5 totals; the new spec: 2 scored rows + 5 totals.
+    assert (await _reward_rows(session, job_id, old), await _reward_rows(session, job_id, new)) == (8, 7)
+
+
+# ---- a real Celery worker against Postgres and Redis --------------------------------------------------------
+
+def _wait(predicate: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def _setup(settings: Settings) -> tuple[uuid.UUID, str]:
+    engine = create_engine_for(settings)
+    async with make_sessionmaker(engine)() as session:
+        job_id = await store_rollout(session, ROLLOUT)
+        digest = await repository.save_spec(session, RewardSpec())
+        await session.commit()
+    await engine.dispose()
+    return job_id, digest
+
+
+async def _db(settings: Settings, fn: Any) -> Any:
+    engine = create_engine_for(settings)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            result = await fn(session)
+            await session.commit()
+            return result
+    finally:
+        await engine.dispose()
+
+
+def _succeeded(settings: Settings, keys: list[str]) -> bool:
+    async def check(session: Any) -> bool:
+        rows = [await session.get(TaskExecutionRow, k) for k in keys]
+        return all(r is not None and r.status == "succeeded" for r in rows)
+    return asyncio.run(_db(settings, check))
+
+
+def test_rescore_on_celery_worker_records_each_score_once(settings: Settings, tmp_path: Path) -> None:
+    queue = f"test-reward-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "TRAJFORGE_DATABASE_URL": settings.database_url, "TRAJFORGE_REDIS_URL": REDIS_TEST_URL,
+           "TRAJFORGE_QUEUE_NAME": queue, "TRAJFORGE_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
+    local = settings.model_copy(update={"redis_url": REDIS_TEST_URL, "queue_name": queue})
+    job_id, digest = asyncio.run(_setup(local))
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen([sys.executable, "-m", "shared.cli", "worker", "--pool", "solo", "--concurrency", "1"],
+                              cwd=REPO_ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    try:
+        celery = configure_celery(local)
+        batches = [_kwargs(job_id, digest, b) for b in range(3)]
+        for kwargs in [*batches, batches[0]]:  # batch 0 delivered twice
+            celery.send_task(RESCORE_TASK, kwargs=kwargs, queue=queue)
+        keys = [task_key(RESCORE_TASK, k) for k in batches]
+        _wait(lambda: _succeeded(local, keys), 60, "three batches to succeed")
+        rows_before = asyncio.run(_db(local, lambda s: _reward_rows(s, job_id, digest)))
+        # Forget that batch 0 ran, so the worker really runs it again: its writes must not duplicate.
+        asyncio.run(_db(local, lambda s: s.execute(delete(TaskExecutionRow).where(TaskExecutionRow.key == keys[0]))))
+        celery.send_task(RESCORE_TASK, kwargs=batches[0], queue=queue)
+        _wait(lambda: _succeeded(local, keys[:1]), 60, "batch 0 to run again")
+        execution = asyncio.run(_db(local, lambda s: s.get(TaskExecutionRow, keys[0])))
+        rows_after = asyncio.run(_db(local, lambda s: _reward_rows(s, job_id, digest)))
+        counts = asyncio.run(_db(local, lambda s: repository.rescore_counts(s, job_id, digest)))
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(20)
+        asyncio.run(_db(local, lambda s: s.execute(delete(RolloutJobRow).where(RolloutJobRow.id == job_id))))
+    assert execution.result["rows_inserted"] == 0 and execution.result["trajectories"] == 2, log.read_text()[-2000:]
+    assert rows_before == rows_after == 3 + 5  # a tool_call row per scored trajectory, a total row for each
+    assert (counts.scored, counts.failed, counts.pending) == (3, 2, 0)
