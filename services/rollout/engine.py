@@ -22,6 +22,7 @@ from services.rollout.bridge import TokenBridge
 from services.rollout.episode import Episode, EpisodeContext
 from services.rollout.limits import RolloutLimits
 from services.rollout.ports import Policy, ToolCallParser, ToolExecutor
+from services.rollout.slots import PrioritySlots
 from services.rollout.traces import TraceWriter
 from services.rollout.transcript import MessageTranscript, TokenTranscript, Transcript
 
@@ -74,7 +75,7 @@ class AsyncRolloutEngine:
         self.trace_writer = trace_writer
         self.ctx = EpisodeContext(policy=policy, sampling=sampling_params or SamplingParams(),
                                   limits=limits or RolloutLimits(), parser=parser,
-                                  semaphore=asyncio.Semaphore(concurrency), extra_body=extra_body)
+                                  slots=PrioritySlots(concurrency), extra_body=extra_body)
 
     async def collect_batch(self, prompts: Sequence[Trajectory | dict[str, Any]], group_size: int = 8,
                             *, step: int = 0) -> list[GroupResult]:

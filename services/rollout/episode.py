@@ -3,7 +3,8 @@
 A failed episode is data: errors from the shared tree end the trajectory with
 a stop reason and are recorded on it; timeouts and cancellation keep what was
 produced so far. Only the policy call holds a slot of the concurrency cap, so
-tool execution of one trajectory overlaps inference of the others.
+tool execution of one trajectory overlaps inference of the others. Waiting
+requests are served fewest-turns-done first (see ``PrioritySlots``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from shared.errors import EpisodeError, ToolExecutionError, TrajforgeError, UpstreamTimeout, UpstreamUnavailable
 from shared.schema import Message, SamplingParams, StepRecord, Trajectory
 from services.rollout.limits import RolloutLimits
+from services.rollout.slots import PrioritySlots
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolExecutor
 from services.rollout.tool_calls import attempted_calls, execute_calls, tool_message
 from services.rollout.transcript import Transcript
@@ -34,7 +36,7 @@ class EpisodeContext:
     policy: Policy
     sampling: SamplingParams
     limits: RolloutLimits
-    semaphore: asyncio.Semaphore
+    slots: PrioritySlots
     parser: ToolCallParser | None = None
     extra_body: dict[str, Any] | None = None
     stats: dict[str, int] = field(default_factory=lambda: {"turns": 0, "policy_calls": 0})
@@ -120,7 +122,7 @@ class Episode:
             sampling = sampling.model_copy(update={"max_tokens": budget})
         for attempt in range(self.ctx.limits.max_api_retries + 1):
             try:
-                async with self.ctx.semaphore:
+                async with self.ctx.slots.slot(priority=self.turns):
                     self.ctx.stats["policy_calls"] += 1
                     return await self.transcript.sample(self.ctx.policy, sampling, self.ctx.extra_body)
             except _RETRYABLE:
