@@ -31,8 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from shared.schema import SamplingParams  # noqa: E402
-from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult  # noqa: E402
+from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
+from shared.schema import SamplingParams
 
 MAX_TURNS = 8
 _CONV = re.compile(r"conv=(\S+)")
@@ -104,6 +104,7 @@ class _Upstream:
         self.inflight = self.peak = 0
 
     async def policy(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Serve one policy turn under the capacity limit."""
         conv = body["conv"] or self._new_conv(body["prompt"])
         turn = body["turn"]
         async with self.capacity:
@@ -125,10 +126,12 @@ class _Upstream:
         return f"{prompt}/{k}"
 
     async def tool(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Serve one tool call."""
         await asyncio.sleep(self.model.tool_s(body["conv"], body["turn"]))
         return {"content": "ok"}
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve requests on one keep-alive connection."""
         try:
             while (req := await _read_request(reader)) is not None:
                 path, raw = req
@@ -152,6 +155,7 @@ class _Upstream:
 
 def _serve(model_kw: dict[str, Any], capacity: int, conn: Any) -> None:
     async def main() -> None:
+        """Run the comparisons and print the report."""
         upstream = _Upstream(Model(**model_kw), capacity)
         server = await asyncio.start_server(upstream.handle, "127.0.0.1", 0, backlog=4096)
         conn.send(server.sockets[0].getsockname()[1])
@@ -172,6 +176,7 @@ class Loopback:
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST a JSON body and return the JSON reply."""
         reader, writer = self._idle.pop() if self._idle else await asyncio.open_connection("127.0.0.1", self.port)
         body = json.dumps(payload).encode()
         try:
@@ -185,6 +190,7 @@ class Loopback:
         return json.loads(reply)
 
     def close(self) -> None:
+        """Close idle connections."""
         for _, writer in self._idle:
             writer.close()
         self._idle.clear()
@@ -215,10 +221,12 @@ class HttpPolicy:
 
     async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
                    sampling: SamplingParams, extra_body: dict[str, Any] | None = None) -> PolicyOutput:
+        """Sample one turn."""
         out = await self.client.post("/policy", _request_for(messages))
         return PolicyOutput(text=out["text"], tool_calls=out["tool_calls"], token_ids=[0] * out["tokens"])
 
     async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
+        """Token mode is not simulated."""
         raise NotImplementedError("the benchmark runs message mode")
 
 
@@ -229,9 +237,11 @@ class HttpTools:
         self.client = client
 
     def tool_infos(self) -> list[dict[str, Any]]:
+        """Schemas of the simulated tools."""
         return [{"type": "function", "function": {"name": "work", "parameters": {"type": "object"}}}]
 
     async def call(self, tool_call: dict[str, Any]) -> ToolResult:
+        """Run one simulated tool call."""
         out = await self.client.post("/tool", json.loads(tool_call["function"]["arguments"]))
         return ToolResult(content=out["content"])
 
@@ -277,20 +287,24 @@ class _InstantPolicy:
 
     async def chat(self, messages: list[dict[str, Any]], *, tools: Any, sampling: SamplingParams,
                    extra_body: Any = None) -> PolicyOutput:
+        """Sample one turn."""
         await asyncio.sleep(0)
         turn = sum(m["role"] == "assistant" for m in messages)
         calls = [{"id": "c", "type": "function", "function": {"name": "work", "arguments": "{}"}}]
         return PolicyOutput(text="x", tool_calls=calls if turn < MAX_TURNS - 1 else None, token_ids=[0] * 16)
 
     async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
+        """Token mode is not simulated."""
         raise NotImplementedError
 
 
 class _InstantTools:
     def tool_infos(self) -> list[dict[str, Any]]:
+        """Schemas of the simulated tools."""
         return []
 
     async def call(self, tool_call: dict[str, Any]) -> ToolResult:
+        """Run one simulated tool call."""
         return ToolResult(content="ok")
 
 
@@ -324,8 +338,10 @@ async def compare(client: Loopback, model: Model, args: argparse.Namespace, capa
 
 
 async def main(args: argparse.Namespace) -> None:
-    model_kw = dict(seed=args.seed, policy_median_s=args.policy_median_s, policy_sigma=0.6,
-                    tool_scale_s=args.tool_scale_s, tool_alpha=1.5, tool_cap_s=args.tool_cap_s)
+    """Run the comparisons and print the report."""
+    model_kw: dict[str, Any] = {"seed": args.seed, "policy_median_s": args.policy_median_s,
+                                "policy_sigma": 0.6, "tool_scale_s": args.tool_scale_s,
+                                "tool_alpha": 1.5, "tool_cap_s": args.tool_cap_s}
     proc, port = _start_server(model_kw, args.capacities[0])
     client = Loopback(port)
     try:

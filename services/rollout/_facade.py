@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from services.rollout.engine import AsyncRolloutEngine, as_prompt
+from services.rollout.ports import ToolExecutor
 from shared.errors import InvalidInput
 from shared.schema import Trajectory
-from services.rollout.engine import AsyncRolloutEngine, _as_trajectory
-from services.rollout.ports import ToolExecutor
 
 __all__ = ["per_trajectory_tools", "run_each"]
 
@@ -31,7 +31,7 @@ async def run_each(engine: AsyncRolloutEngine, trajectories: Sequence[Trajectory
     """Run each trajectory once with its own executor; output keeps the input order."""
     if isinstance(trajectories, dict):
         raise InvalidInput("pass a list of trajectories, not one trajectory")
-    prompts = [_as_trajectory(t) for t in trajectories]
+    prompts = [as_prompt(t) for t in trajectories]
     groups = await asyncio.gather(*(engine.run_group(p, 1, step=step, tools=m)
                                     for p, m in zip(prompts, managers, strict=True)))
     return [g.trajectories[0] for g in groups]

@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from shared.errors import InvalidInput
-from shared.schema import SamplingParams, Trajectory
 from services.rollout._facade import per_trajectory_tools, run_each
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.limits import RolloutLimits
 from services.rollout.ports import Policy, ToolCallParser, ToolExecutor
 from services.rollout.traces import TraceWriter
+from shared.errors import InvalidInput
+from shared.schema import SamplingParams, Trajectory
 
 __all__ = ["APIMultiTurnRollout"]
 
@@ -36,7 +36,8 @@ class APIMultiTurnRollout:
         if sampling.n != 1:
             raise InvalidInput("APIMultiTurnRollout samples one reply per turn (n must be 1)")
         self.api, self.tool_manager, self.sampling_params = api, tool_manager, sampling
-        self.limits = (limits or RolloutLimits()).model_copy(update={"max_turns": max_turns})
+        self.limits = RolloutLimits.model_validate(
+            {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns})
         self.concurrency, self.extra_body, self.parser = concurrency, dict(extra_body or {}), parser
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,
                                    success_callback=success_callback) if trace_dir else None)

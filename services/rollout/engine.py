@@ -16,8 +16,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.errors import InvalidInput
-from shared.schema import SamplingParams, ToolInfo, Trajectory
 from services.rollout.bridge import TokenBridge
 from services.rollout.episode import Episode, EpisodeContext
 from services.rollout.limits import RolloutLimits
@@ -25,12 +23,17 @@ from services.rollout.ports import Policy, ToolCallParser, ToolExecutor
 from services.rollout.slots import PrioritySlots
 from services.rollout.traces import TraceWriter
 from services.rollout.transcript import MessageTranscript, TokenTranscript, Transcript
+from shared.errors import InvalidInput
+from shared.schema import SamplingParams, ToolInfo, Trajectory
 
-__all__ = ["AsyncRolloutEngine", "CutMember", "GroupResult", "RolloutMode", "ToolsSource"]
+__all__ = ["AsyncRolloutEngine", "CutMember", "GroupResult", "RolloutMode", "ToolsSource", "as_prompt"]
 
 RolloutMode = Literal["messages", "tokens"]
 ToolsSource = ToolExecutor | Callable[[Trajectory], ToolExecutor | None] | None
 """One shared executor, or a factory called once per trajectory (stateful tools)."""
+
+
+CutReason = Literal["surplus_finished", "unfinished_when_group_full"]
 
 
 class CutMember(BaseModel):
@@ -38,7 +41,7 @@ class CutMember(BaseModel):
 
     member: int
     trajectory_id: str
-    reason: Literal["surplus_finished", "unfinished_when_group_full"]
+    reason: CutReason
     stop_reason: str | None = None
     turns: int = 0
 
@@ -52,7 +55,8 @@ class GroupResult(BaseModel):
     cut: list[CutMember] = Field(default_factory=list)
 
 
-def _as_trajectory(prompt: Trajectory | dict[str, Any]) -> Trajectory:
+def as_prompt(prompt: Trajectory | dict[str, Any]) -> Trajectory:
+    """Validate one prompt; a prompt without a user turn is refused up front."""
     traj = prompt if isinstance(prompt, Trajectory) else Trajectory.model_validate(prompt)
     if not any(m.role == "user" for m in traj.messages):
         raise InvalidInput(f"prompt {traj.id} has no user turn", param="messages")
@@ -80,13 +84,13 @@ class AsyncRolloutEngine:
     async def collect_batch(self, prompts: Sequence[Trajectory | dict[str, Any]], group_size: int = 8,
                             *, step: int = 0) -> list[GroupResult]:
         """Roll out every prompt ``group_size`` times; groups come back in prompt order."""
-        trajs = [_as_trajectory(p) for p in prompts]
+        trajs = [as_prompt(p) for p in prompts]
         return list(await asyncio.gather(*(self.run_group(t, group_size, step=step) for t in trajs)))
 
     async def stream_groups(self, prompts: Sequence[Trajectory | dict[str, Any]], group_size: int = 8,
                             *, step: int = 0) -> AsyncIterator[GroupResult]:
         """Yield groups as they complete (a trainer can start on the first ones)."""
-        trajs = [_as_trajectory(p) for p in prompts]
+        trajs = [as_prompt(p) for p in prompts]
         tasks = [asyncio.create_task(self.run_group(t, group_size, step=step)) for t in trajs]
         try:
             for next_done in asyncio.as_completed(tasks):
@@ -175,7 +179,7 @@ def _assemble(group_id: str, prompt_id: str, episodes: list[Episode], order: lis
     for ep in episodes:
         if id(ep) in kept_ids:
             continue
-        reason = "surplus_finished" if ep in order else "unfinished_when_group_full"
+        reason: CutReason = "surplus_finished" if ep in order else "unfinished_when_group_full"
         if not ep.finished:  # cancelled before its first await: nothing ran, say so
             ep.trajectory.stop_reason, ep.trajectory.truncated = "cancelled", True
         ep.trajectory.metadata["cut"] = reason

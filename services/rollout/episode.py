@@ -15,13 +15,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.errors import EpisodeError, ToolExecutionError, TrajforgeError, UpstreamTimeout, UpstreamUnavailable
-from shared.schema import Message, SamplingParams, StepRecord, Trajectory
 from services.rollout.limits import RolloutLimits
-from services.rollout.slots import PrioritySlots
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolExecutor
+from services.rollout.slots import PrioritySlots
 from services.rollout.tool_calls import attempted_calls, execute_calls, tool_message
 from services.rollout.transcript import Transcript
+from shared.errors import (
+    EpisodeError,
+    ToolExecutionError,
+    TrajforgeError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from shared.schema import Message, SamplingParams, StepRecord, Trajectory
 
 __all__ = ["Episode", "EpisodeContext"]
 
@@ -68,7 +74,8 @@ class Episode:
 
     async def run(self) -> Trajectory:
         """Run to a stop reason; cancellation is recorded and then propagated."""
-        reason, truncated, error = "stop", False, None
+        reason, truncated = "stop", False
+        error: BaseException | None = None
         try:
             async with asyncio.timeout(self.ctx.limits.timeout_s):
                 await self._loop()
@@ -81,7 +88,7 @@ class Episode:
             raise
         except TrajforgeError as exc:
             reason, truncated, error = _stop_reason_for(exc), True, exc
-        except Exception as exc:  # a bug in an adapter must not sink the group: keep it as data
+        except Exception as exc:  # noqa: BLE001 - a bug in an adapter must not sink the group: keep it as data
             _log.exception("unexpected error in trajectory %s", self.trajectory.id)
             reason, truncated, error = "api_error", True, exc
         self._finish(reason, truncated, error)

@@ -17,15 +17,15 @@ class RolloutLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_turns: int = Field(6, ge=1, le=1000)
-    max_tokens_per_turn: int | None = Field(None, ge=1)
-    max_total_tokens: int | None = Field(None, ge=1)
-    max_tool_output_chars: int | None = Field(None, ge=1)
-    timeout_s: float | None = Field(None, gt=0)
-    tool_timeout_s: float | None = Field(None, gt=0)
+    max_turns: int = Field(default=6, ge=1, le=1000)
+    max_tokens_per_turn: int | None = Field(default=None, ge=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    max_tool_output_chars: int | None = Field(default=None, ge=1)
+    timeout_s: float | None = Field(default=None, gt=0)
+    tool_timeout_s: float | None = Field(default=None, gt=0)
     parse_failure_policy: ParseFailurePolicy = "observe"
-    max_api_retries: int = Field(2, ge=0, le=10)
-    retry_backoff_s: float = Field(0.05, ge=0)
+    max_api_retries: int = Field(default=2, ge=0, le=10)
+    retry_backoff_s: float = Field(default=0.05, ge=0)
 
     @model_validator(mode="after")
     def _possible(self) -> RolloutLimits:

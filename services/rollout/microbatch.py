@@ -13,9 +13,9 @@ import asyncio
 from collections import deque
 from typing import Any
 
+from services.rollout.ports import BatchPolicy, PolicyOutput
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams
-from services.rollout.ports import BatchPolicy, PolicyOutput
 
 __all__ = ["MicroBatcher"]
 
@@ -80,7 +80,7 @@ class MicroBatcher:
         self.batch_sizes.append(len(batch))
         try:
             outs = await self.backend.generate_batch([ids for ids, _, _ in batch], sampling=batch[0][1])
-        except Exception as exc:  # every waiting caller gets the backend's error
+        except Exception as exc:  # noqa: BLE001 - every waiting caller gets the backend's error
             for _, _, fut in batch:
                 if not fut.done():
                     fut.set_exception(exc)

@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.errors import RateLimited
 from services.rollout.errors import ProcessorLoadError
+from shared.errors import RateLimited
 
 __all__ = [
     "ROLLOUT_ERROR_PREFIX",
@@ -70,9 +70,9 @@ class ProcessorSpec(BaseModel):
 
     classpath: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
     init_kwargs: dict[str, Any] = Field(default_factory=dict)
-    concurrency: int = Field(8, ge=1)
-    timeout_s: float = Field(600.0, gt=0)
-    capacity: int = Field(1024, ge=1)
+    concurrency: int = Field(default=8, ge=1)
+    timeout_s: float = Field(default=600.0, gt=0)
+    capacity: int = Field(default=1024, ge=1)
 
 
 def load_processor(classpath: str, **init_kwargs: Any) -> Any:
@@ -129,6 +129,7 @@ class ProcessorRuntime:
         window = asyncio.Semaphore(self.spec.capacity)
 
         async def one(inp: RolloutInput) -> RolloutOutput:
+            """Admit one input inside the capacity window."""
             async with window:
                 return await self.process(inp)
 
@@ -139,7 +140,7 @@ class ProcessorRuntime:
         try:
             async with asyncio.timeout(self.spec.timeout_s):
                 out = await self._call(inp)
-        except Exception as exc:  # user code: any failure becomes a ROLLOUT_ERROR record
+        except Exception as exc:  # noqa: BLE001 - user code: any failure becomes a ROLLOUT_ERROR record
             out = _fallback(inp, exc)
         out.id = out.id or inp.id
         out.rollout_metrics = {**out.rollout_metrics, "latency_s": time.perf_counter() - started,

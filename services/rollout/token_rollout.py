@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from shared.errors import InvalidInput
-from shared.schema import SamplingParams, Trajectory
 from services.rollout._facade import per_trajectory_tools, run_each
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.limits import RolloutLimits
 from services.rollout.ports import ChatTokenizer, Policy, ToolCallParser, ToolExecutor
 from services.rollout.traces import TraceWriter
+from shared.errors import InvalidInput
+from shared.schema import SamplingParams, Trajectory
 
 __all__ = ["MultiTurnRollout"]
 
@@ -43,8 +43,9 @@ class MultiTurnRollout:
             raise InvalidInput("MultiTurnRollout samples one continuation per turn (n must be 1)")
         self.sampler, self.tool_manager, self.sampling_params = sampler, tool_manager, sampling
         self.bridge = template if isinstance(template, TokenBridge) else TokenBridge(template)
-        self.limits = (limits or RolloutLimits()).model_copy(
-            update={"max_turns": max_turns, "max_total_tokens": max_trajectory_tokens})
+        self.limits = RolloutLimits.model_validate(
+            {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns,
+             "max_total_tokens": max_trajectory_tokens})
         self.parser, self.concurrency = parser, concurrency
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,
                                    success_callback=success_callback) if trace_dir else None)

@@ -6,9 +6,15 @@ import asyncio
 import json
 from typing import Any
 
-from shared.errors import TrajforgeError
 from services.rollout.limits import RolloutLimits
-from services.rollout.ports import ParsedCall, PolicyOutput, ToolCallParser, ToolExecutor, ToolResult
+from services.rollout.ports import (
+    ParsedCall,
+    PolicyOutput,
+    ToolCallParser,
+    ToolExecutor,
+    ToolResult,
+)
+from shared.errors import TrajforgeError
 
 __all__ = ["attempted_calls", "execute_calls", "tool_message", "truncate_output"]
 
@@ -24,7 +30,7 @@ def _from_openai(raw: dict[str, Any]) -> ParsedCall:
     try:
         call.arguments = json.loads(args) if isinstance(args, str) and args.strip() else (args or {})
     except json.JSONDecodeError as exc:
-        call.status, call.error = "invalid_json", str(exc)
+        call.status, call.error, call.arguments = "invalid_json", str(exc), args
     return call
 
 

@@ -65,7 +65,7 @@ class TraceWriter:
             return True
         try:
             return bool(self._trace_callback(traj))
-        except Exception:  # a buggy user callback means "skip", not a failed rollout
+        except Exception:  # noqa: BLE001 - a buggy user callback means "skip", not a failed rollout
             return False
 
     def _success(self, traj: Trajectory) -> bool:
@@ -73,7 +73,7 @@ class TraceWriter:
             return traj.stop_reason == "stop"
         try:
             return bool(self._success_callback(traj))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a buggy user callback labels the trace "fail"
             return False
 
     def _create(self, body: str, *, step: int, ok: bool, traj: Trajectory) -> Path:

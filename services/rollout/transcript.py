@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from shared.schema import SamplingParams, TokenData
 from services.rollout.bridge import TokenBridge
 from services.rollout.errors import PolicyOutputInvalid
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput
+from shared.schema import SamplingParams, TokenData
 
 __all__ = ["MessageTranscript", "TokenTranscript", "Transcript"]
 
@@ -50,7 +50,8 @@ def _assistant_message(content: str, out: PolicyOutput, calls: list[ParsedCall])
     if out.reasoning_content:
         msg["reasoning_content"] = out.reasoning_content
     if calls:
-        msg["tool_calls"] = [c.to_openai() for c in calls if c.ok]
+        # Failed attempts are listed too, so every tool message answers a call id in history.
+        msg["tool_calls"] = [c.to_openai() for c in calls]
     return msg
 
 

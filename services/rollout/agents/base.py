@@ -63,7 +63,7 @@ class BaseEnv(ABC):
     def step(self, action: Any) -> StepResult | Any:
         """Override to apply an action; returns observation, reward, done, info."""
 
-    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+    def close(self) -> None:
         """Override to release resources (sandboxes, files)."""
 
     @staticmethod

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.schema import AgentStep
 from services.rollout.agents.base import BaseAgent
+from shared.schema import AgentStep
 
 __all__ = ["ChatAgent"]
 

@@ -14,11 +14,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shared.errors import TrajforgeError
-from shared.schema import AgentTask, AgentTrajectory, SamplingParams, StepResult
 from services.rollout.agents.base import BaseAgent, BaseEnv
 from services.rollout.agents.registry import get_agent_by_name
 from services.rollout.ports import Policy
+from shared.errors import TrajforgeError
+from shared.schema import AgentTask, AgentTrajectory, SamplingParams, StepResult
 
 __all__ = ["BaseEngineWrapper"]
 

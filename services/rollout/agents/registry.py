@@ -8,11 +8,11 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from services.rollout.agents.base import BaseAgent
+from services.rollout.agents.chat_agent import ChatAgent
 from shared.errors import InvalidInput, NotFound
 from shared.jsonl import iter_jsonl_path
 from shared.schema import AgentTask
-from services.rollout.agents.base import BaseAgent
-from services.rollout.agents.chat_agent import ChatAgent
 
 __all__ = [
     "AGENTS_MAPPING",

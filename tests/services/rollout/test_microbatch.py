@@ -9,13 +9,18 @@ from typing import Any
 
 import pytest
 
-from shared.errors import InvalidInput, UpstreamUnavailable
-from shared.schema import SamplingParams
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.microbatch import MicroBatcher
 from services.rollout.ports import PolicyOutput
-from tests.services.rollout.support import FunctionTools, ScriptedPolicy, hermes_parser, tool_call_text
+from shared.errors import InvalidInput, UpstreamUnavailable
+from shared.schema import SamplingParams
+from tests.services.rollout.support import (
+    FunctionTools,
+    ScriptedPolicy,
+    hermes_parser,
+    tool_call_text,
+)
 
 
 class BatchBackend:

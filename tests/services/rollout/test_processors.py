@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from shared.errors import RateLimited
 from services.rollout.errors import ProcessorLoadError
 from services.rollout.processors import (
     ROLLOUT_ERROR_PREFIX,
@@ -17,6 +16,7 @@ from services.rollout.processors import (
     RolloutInput,
     load_processor,
 )
+from shared.errors import RateLimited
 
 USER_CODE = '''
 import asyncio

@@ -7,10 +7,15 @@ from typing import Any
 
 import pytest
 
+from services.rollout.token_rollout import MultiTurnRollout
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
-from services.rollout.token_rollout import MultiTurnRollout
-from tests.services.rollout.support import FunctionTools, ScriptedPolicy, hermes_parser, tool_call_text
+from tests.services.rollout.support import (
+    FunctionTools,
+    ScriptedPolicy,
+    hermes_parser,
+    tool_call_text,
+)
 
 PROMPT = {"id": "t1", "messages": [{"role": "user", "content": "What is 2 + 3? Use the tool."}]}
 

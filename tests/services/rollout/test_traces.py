@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shared.schema import Trajectory
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.traces import TraceWriter, trace_name
+from shared.schema import Trajectory
 from tests.services.rollout.support import ScriptedPolicy
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
+from services.rollout.agents import BaseEngineWrapper, BaseEnv
 from shared.errors import EnvError
 from shared.schema import AgentTask, AgentTrajectory, StepResult
-from services.rollout.agents import BaseEngineWrapper, BaseEnv
 from tests.services.rollout.support import ScriptedPolicy
 
 GUESSES = ["guess 50", "guess 25", "guess 37", "guess 31", "guess 34"]
@@ -18,8 +18,8 @@ GUESSES = ["guess 50", "guess 25", "guess 37", "guess 31", "guess 34"]
 class GuessEnv(BaseEnv):
     """Guess a number; observations say higher or lower."""
 
-    closed: list[str] = []
-    threads: set[str] = set()
+    closed: ClassVar[list[str]] = []
+    threads: ClassVar[set[str]] = set()
 
     def __init__(self, target: int, task_id: str) -> None:
         self.target, self.task_id = target, task_id

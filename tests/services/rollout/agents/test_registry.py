@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from shared.errors import InvalidInput, NotFound
 from services.rollout.agents import (
     AGENTS_MAPPING,
     ChatAgent,
@@ -16,6 +15,7 @@ from services.rollout.agents import (
     TrainRegistry,
     get_agent_by_name,
 )
+from shared.errors import InvalidInput, NotFound
 
 
 def test_agents_by_name() -> None:
