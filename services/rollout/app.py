@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from shared.settings import Settings
-from shared.web import ServiceSpec
-from shared.web import create_app as _create_app
+from shared.web import ServiceSpec, create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 
