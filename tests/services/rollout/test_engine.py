@@ -113,6 +113,8 @@ async def test_parse_failure_is_fed_back_under_the_observe_policy(smol_tokenizer
     assert traj.stop_reason == "stop" and traj.turns == 2 and tools.calls == []
     assert traj.steps[0].parse_statuses == ["invalid_json"]
     assert "could not be parsed (invalid_json)" in traj.messages[2].text()
+    # The failed attempt is listed in history, so the tool message answers a known call id.
+    assert [c.id for c in traj.messages[1].tool_calls or []] == [traj.messages[2].tool_call_id]
 
 
 async def test_parse_failure_ends_the_trajectory_under_the_end_policy(smol_tokenizer: Any) -> None:
@@ -251,3 +253,13 @@ async def test_prompt_without_user_turn_is_refused(smol_tokenizer: Any) -> None:
     eng = engine_for(ScriptedPolicy(smol_tokenizer, lambda u, t: "ok"))
     with pytest.raises(InvalidInput):
         await eng.collect_batch([{"id": "s", "messages": [{"role": "system", "content": "hi"}]}])
+
+
+async def test_slowest_member_is_cut_once_the_group_is_full(smol_tokenizer: Any) -> None:
+    delays = {0: 0.05, 1: 0.01, 2: 0.3}
+    policy = ScriptedPolicy(smol_tokenizer, lambda u, t: "done", delay_s=lambda i: delays.get(i, 0.0))
+    [group] = await engine_for(policy, oversample=1).collect_batch([prompt("x")], group_size=2)
+    assert [t.sample_index for t in group.trajectories] == [0, 1]
+    [cut] = group.cut
+    assert (cut.member, cut.reason) == (2, "unfinished_when_group_full")
+    assert group.trajectories[0].metadata.get("cut") is None
