@@ -1,0 +1,418 @@
+"""Rollout engine benchmark: AsyncRolloutEngine vs a turn-barrier baseline on loopback HTTP.
+
+A simulated policy and simulated tools run in a separate process behind a raw
+asyncio HTTP/1.1 server on 127.0.0.1. Latencies are deterministic per
+(prompt, member, turn) so both runs face the same work: policy latency per turn
+is lognormal, tool latency is Pareto (heavy-tailed, capped like a tool timeout),
+each trajectory takes 1..8 turns, and the upstream serves at most ``capacity``
+policy requests at once. Printed side by side, as ratios and absolute figures:
+
+- makespan vs the lower bound max(longest trajectory chain, policy work / capacity);
+- makespan vs the turn-barrier baseline (one batch per turn, wait for the slowest);
+- orchestration CPU per turn (process time of this process / turns), over HTTP and in-process;
+- 1,000 concurrent trajectories in one process, with the error count.
+
+Run: ``python bench/rollout.py`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import multiprocessing as mp
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
+from shared.schema import SamplingParams
+
+MAX_TURNS = 8
+_CONV = re.compile(r"conv=(\S+)")
+
+
+# ---------------------------------------------------------------- latency model
+
+
+class Model:
+    """Deterministic latencies per (prompt, member, turn)."""
+
+    def __init__(self, *, seed: int, policy_median_s: float, policy_sigma: float,
+                 tool_scale_s: float, tool_alpha: float, tool_cap_s: float) -> None:
+        self.seed, self.policy_median_s, self.policy_sigma = seed, policy_median_s, policy_sigma
+        self.tool_scale_s, self.tool_alpha, self.tool_cap_s = tool_scale_s, tool_alpha, tool_cap_s
+
+    def _rng(self, *key: object) -> random.Random:
+        return random.Random(f"{self.seed}:" + ":".join(map(str, key)))
+
+    def turns(self, conv: str) -> int:
+        """How many policy turns this trajectory takes (1..8)."""
+        return self._rng("n", conv).randint(1, MAX_TURNS)
+
+    def policy_s(self, conv: str, turn: int) -> float:
+        """Lognormal service time of one policy call."""
+        return self.policy_median_s * math.exp(self.policy_sigma * self._rng("p", conv, turn).gauss(0, 1))
+
+    def tool_s(self, conv: str, turn: int) -> float:
+        """Pareto service time of one tool call, capped (the tool timeout)."""
+        u = self._rng("t", conv, turn).random()
+        return min(self.tool_cap_s, self.tool_scale_s / (1.0 - u) ** (1.0 / self.tool_alpha))
+
+    def bounds(self, prompts: int, group: int, capacity: int) -> tuple[float, float, int]:
+        """(longest chain, policy work / capacity, policy calls) for the whole batch."""
+        chain, work, calls = 0.0, 0.0, 0
+        for p in range(prompts):
+            for k in range(group):
+                conv = f"p{p}/{k}"
+                n = self.turns(conv)
+                pol = [self.policy_s(conv, t) for t in range(n)]
+                tools = [self.tool_s(conv, t) for t in range(n - 1)]
+                chain = max(chain, sum(pol) + sum(tools))
+                work, calls = work + sum(pol), calls + n
+        return chain, work / capacity, calls
+
+
+# ---------------------------------------------------------------- loopback server (child process)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, bytes] | None:
+    line = await reader.readline()
+    if not line:
+        return None
+    path = line.split()[1].decode()
+    length = 0
+    while (header := await reader.readline()) not in (b"\r\n", b""):
+        name, _, value = header.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return path, await reader.readexactly(length)
+
+
+class _Upstream:
+    """The simulated policy + tools; policy calls are limited to ``capacity`` at once."""
+
+    def __init__(self, model: Model, capacity: int) -> None:
+        self.model, self.capacity = model, asyncio.Semaphore(capacity)
+        self.first_contacts: dict[str, int] = {}
+        self.inflight = self.peak = 0
+
+    async def policy(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Serve one policy turn under the capacity limit."""
+        conv = body["conv"] or self._new_conv(body["prompt"])
+        turn = body["turn"]
+        async with self.capacity:
+            self.inflight += 1
+            self.peak = max(self.peak, self.inflight)
+            try:
+                await asyncio.sleep(self.model.policy_s(conv, turn))
+            finally:
+                self.inflight -= 1
+        calls = None
+        if turn < self.model.turns(conv) - 1:
+            args = json.dumps({"conv": conv, "turn": turn})
+            calls = [{"id": f"c{turn}", "type": "function", "function": {"name": "work", "arguments": args}}]
+        return {"text": f"conv={conv} turn={turn}", "tool_calls": calls, "tokens": 16}
+
+    def _new_conv(self, prompt: str) -> str:
+        k = self.first_contacts.get(prompt, 0)
+        self.first_contacts[prompt] = k + 1
+        return f"{prompt}/{k}"
+
+    async def tool(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Serve one tool call."""
+        await asyncio.sleep(self.model.tool_s(body["conv"], body["turn"]))
+        return {"content": "ok"}
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve requests on one keep-alive connection."""
+        try:
+            while (req := await _read_request(reader)) is not None:
+                path, raw = req
+                if path == "/reset":
+                    self.first_contacts, self.peak = {}, 0
+                    if "capacity" in (body := json.loads(raw)):
+                        self.capacity = asyncio.Semaphore(body["capacity"])
+                    out: dict[str, Any] = {}
+                elif path == "/stats":
+                    out = {"peak_inflight": self.peak}
+                else:
+                    out = await (self.policy if path == "/policy" else self.tool)(json.loads(raw))
+                data = json.dumps(out).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+
+def _serve(model_kw: dict[str, Any], capacity: int, conn: Any) -> None:
+    async def main() -> None:
+        """Run the comparisons and print the report."""
+        upstream = _Upstream(Model(**model_kw), capacity)
+        server = await asyncio.start_server(upstream.handle, "127.0.0.1", 0, backlog=4096)
+        conn.send(server.sockets[0].getsockname()[1])
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+# ---------------------------------------------------------------- client side (this process)
+
+
+class Loopback:
+    """A tiny keep-alive HTTP/1.1 client pool (cancellation drops the connection)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST a JSON body and return the JSON reply."""
+        reader, writer = self._idle.pop() if self._idle else await asyncio.open_connection("127.0.0.1", self.port)
+        body = json.dumps(payload).encode()
+        try:
+            writer.write(b"POST %s HTTP/1.1\r\nHost: bench\r\nContent-Length: %d\r\n\r\n%s"
+                         % (path.encode(), len(body), body))
+            reply = await _read_response(reader)
+        except BaseException:
+            writer.close()
+            raise
+        self._idle.append((reader, writer))
+        return json.loads(reply)
+
+    def close(self) -> None:
+        """Close idle connections."""
+        for _, writer in self._idle:
+            writer.close()
+        self._idle.clear()
+
+
+async def _read_response(reader: asyncio.StreamReader) -> bytes:
+    await reader.readline()
+    length = 0
+    while (header := await reader.readline()) not in (b"\r\n", b""):
+        name, _, value = header.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return await reader.readexactly(length)
+
+
+def _request_for(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    prompt = next(m["content"] for m in messages if m["role"] == "user")
+    assistants = [m for m in messages if m["role"] == "assistant"]
+    conv = _CONV.search(assistants[0]["content"]).group(1) if assistants else None  # type: ignore[union-attr]
+    return {"prompt": prompt, "conv": conv, "turn": len(assistants)}
+
+
+class HttpPolicy:
+    """The Policy port over the loopback upstream (message mode)."""
+
+    def __init__(self, client: Loopback) -> None:
+        self.client = client
+
+    async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
+                   sampling: SamplingParams, extra_body: dict[str, Any] | None = None) -> PolicyOutput:
+        """Sample one turn."""
+        out = await self.client.post("/policy", _request_for(messages))
+        return PolicyOutput(text=out["text"], tool_calls=out["tool_calls"], token_ids=[0] * out["tokens"])
+
+    async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
+        """Token mode is not simulated."""
+        raise NotImplementedError("the benchmark runs message mode")
+
+
+class HttpTools:
+    """The ToolExecutor port over the loopback upstream."""
+
+    def __init__(self, client: Loopback) -> None:
+        self.client = client
+
+    def tool_infos(self) -> list[dict[str, Any]]:
+        """Schemas of the simulated tools."""
+        return [{"type": "function", "function": {"name": "work", "parameters": {"type": "object"}}}]
+
+    async def call(self, tool_call: dict[str, Any]) -> ToolResult:
+        """Run one simulated tool call."""
+        out = await self.client.post("/tool", json.loads(tool_call["function"]["arguments"]))
+        return ToolResult(content=out["content"])
+
+
+def _prompts(n: int) -> list[dict[str, Any]]:
+    return [{"id": f"p{i}", "messages": [{"role": "user", "content": f"p{i}"}]} for i in range(n)]
+
+
+async def run_engine(client: Loopback, prompts: int, group: int, concurrency: int) -> tuple[float, float, int, int]:
+    """(makespan s, process CPU s, turns, error count) for AsyncRolloutEngine."""
+    engine = AsyncRolloutEngine(HttpPolicy(client), tools=HttpTools(client), concurrency=concurrency,
+                                limits=RolloutLimits(max_turns=MAX_TURNS))
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    groups = await engine.collect_batch(_prompts(prompts), group_size=group)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    errors = sum(t.stop_reason not in ("stop", "max_turns") for g in groups for t in g.trajectories)
+    return wall, cpu, engine.stats["turns"], errors
+
+
+async def run_barrier(client: Loopback, prompts: int, group: int) -> float:
+    """Makespan of the turn-barrier baseline: one batch per turn, wait for the slowest."""
+    convs = [{"messages": [{"role": "user", "content": f"p{i}"}]} for i in range(prompts) for _ in range(group)]
+    t0 = time.perf_counter()
+    active = convs
+    for _ in range(MAX_TURNS):
+        outs = await asyncio.gather(*(client.post("/policy", _request_for(c["messages"])) for c in active))
+        calls = []
+        for conv, out in zip(active, outs, strict=True):
+            conv["messages"].append({"role": "assistant", "content": out["text"]})
+            if out["tool_calls"]:
+                calls.append((conv, json.loads(out["tool_calls"][0]["function"]["arguments"])))
+        results = await asyncio.gather(*(client.post("/tool", args) for _, args in calls))
+        for (conv, _), res in zip(calls, results, strict=True):
+            conv["messages"].append({"role": "tool", "content": res["content"]})
+        active = [conv for conv, _ in calls]
+        if not active:
+            break
+    return time.perf_counter() - t0
+
+
+class _InstantPolicy:
+    """Zero-latency in-process policy: measures the engine's own CPU per turn."""
+
+    async def chat(self, messages: list[dict[str, Any]], *, tools: Any, sampling: SamplingParams,
+                   extra_body: Any = None) -> PolicyOutput:
+        """Sample one turn."""
+        await asyncio.sleep(0)
+        turn = sum(m["role"] == "assistant" for m in messages)
+        calls = [{"id": "c", "type": "function", "function": {"name": "work", "arguments": "{}"}}]
+        return PolicyOutput(text="x", tool_calls=calls if turn < MAX_TURNS - 1 else None, token_ids=[0] * 16)
+
+    async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
+        """Token mode is not simulated."""
+        raise NotImplementedError
+
+
+class _InstantTools:
+    def tool_infos(self) -> list[dict[str, Any]]:
+        """Schemas of the simulated tools."""
+        return []
+
+    async def call(self, tool_call: dict[str, Any]) -> ToolResult:
+        """Run one simulated tool call."""
+        return ToolResult(content="ok")
+
+
+async def engine_cpu_per_turn(prompts: int, group: int) -> tuple[float, int]:
+    """Process CPU per turn of the engine alone (no network)."""
+    engine = AsyncRolloutEngine(_InstantPolicy(), tools=_InstantTools(), concurrency=256,
+                                limits=RolloutLimits(max_turns=MAX_TURNS))
+    cpu0 = time.process_time()
+    await engine.collect_batch(_prompts(prompts), group_size=group)
+    turns = engine.stats["turns"]
+    return (time.process_time() - cpu0) / turns, turns
+
+
+def _start_server(model_kw: dict[str, Any], capacity: int) -> tuple[mp.Process, int]:
+    parent, child = mp.Pipe()
+    proc = mp.Process(target=_serve, args=(model_kw, capacity, child), daemon=True)
+    proc.start()
+    return proc, parent.recv()
+
+
+async def compare(client: Loopback, model: Model, args: argparse.Namespace, capacity: int
+                  ) -> dict[str, Any]:
+    """Engine vs turn barrier vs lower bound at one upstream capacity."""
+    chain, cap_bound, calls = model.bounds(args.prompts, args.group, capacity)
+    await client.post("/reset", {"capacity": capacity})
+    wall, cpu, turns, errors = await run_engine(client, args.prompts, args.group, capacity)
+    await client.post("/reset", {"capacity": capacity})
+    barrier = await run_barrier(client, args.prompts, args.group)
+    return {"capacity": capacity, "chain": chain, "cap_bound": cap_bound, "lower": max(chain, cap_bound),
+            "calls": calls, "wall": wall, "cpu": cpu, "turns": turns, "errors": errors, "barrier": barrier}
+
+
+async def main(args: argparse.Namespace) -> None:
+    """Run the comparisons and print the report."""
+    model_kw: dict[str, Any] = {"seed": args.seed, "policy_median_s": args.policy_median_s,
+                                "policy_sigma": 0.6, "tool_scale_s": args.tool_scale_s,
+                                "tool_alpha": 1.5, "tool_cap_s": args.tool_cap_s}
+    proc, port = _start_server(model_kw, args.capacities[0])
+    client = Loopback(port)
+    try:
+        rows = [await compare(client, Model(**model_kw), args, cap) for cap in args.capacities]
+        engine_cpu, engine_turns = await engine_cpu_per_turn(args.prompts, args.group)
+        big = await _thousand(client, args.capacity_1k)
+    finally:
+        client.close()
+        proc.terminate()
+        proc.join()
+    _header(args)
+    for row in rows:
+        _report_row(row)
+    _report_tail(engine_cpu, engine_turns, big)
+
+
+async def _thousand(client: Loopback, capacity: int) -> dict[str, Any]:
+    """1,000 concurrent trajectories (125 prompts x 8) through one engine in this process,
+    against an upstream that admits ``capacity`` requests at once."""
+    await client.post("/reset", {"capacity": capacity})
+    prompts = [{"id": f"k{i}", "messages": [{"role": "user", "content": f"p{i}"}]} for i in range(125)]
+    engine = AsyncRolloutEngine(HttpPolicy(client), tools=HttpTools(client), concurrency=capacity,
+                                limits=RolloutLimits(max_turns=MAX_TURNS))
+    t0 = time.perf_counter()
+    groups = await engine.collect_batch(prompts, group_size=8)
+    wall = time.perf_counter() - t0
+    trajs = [t for g in groups for t in g.trajectories]
+    errors = sum(t.stop_reason not in ("stop", "max_turns") for t in trajs)
+    peak = (await client.post("/stats", {}))["peak_inflight"]
+    return {"trajectories": len(trajs), "errors": errors, "wall_s": wall, "peak_inflight": peak,
+            "turns": engine.stats["turns"]}
+
+
+def _header(args: argparse.Namespace) -> None:
+    print(f"rollout bench: {args.prompts} prompts x group {args.group}, up to {MAX_TURNS} turns; "
+          f"policy lognormal median {args.policy_median_s*1e3:.0f} ms (sigma 0.6); tools Pareto(1.5) "
+          f"scale {args.tool_scale_s*1e3:.0f} ms, cap {args.tool_cap_s:.1f} s; seed {args.seed}")
+
+
+def _report_row(m: dict[str, Any]) -> None:
+    print(f"upstream capacity {m['capacity']} concurrent policy requests:")
+    print(f"  policy calls {m['calls']}, engine turns {m['turns']}, errors {m['errors']}")
+    print(f"  lower bound: longest chain {m['chain']:.3f} s, capacity bound {m['cap_bound']:.3f} s "
+          f"-> {m['lower']:.3f} s")
+    print(f"  AsyncRolloutEngine      {m['wall']:.3f} s = {m['wall']/m['lower']:.3f}x lower bound (target <= 1.10x)")
+    print(f"  turn-barrier baseline   {m['barrier']:.3f} s = {m['barrier']/m['lower']:.3f}x lower bound")
+    print(f"  speedup vs turn barrier {m['barrier']/m['wall']:.2f}x (target >= 2x)")
+    print(f"  CPU per turn in this process (engine + HTTP client + JSON): "
+          f"{m['cpu']/m['turns']*1e3:.3f} ms ({m['cpu']:.2f} s / {m['turns']} turns)")
+
+
+def _report_tail(engine_cpu: float, engine_turns: int, big: dict[str, Any]) -> None:
+    print(f"engine alone (in-process instant policy/tools): {engine_cpu*1e3:.3f} ms CPU per turn "
+          f"over {engine_turns} turns (target < 1 ms)")
+    print(f"1,000 concurrent trajectories: {big['trajectories']} done, {big['turns']} turns, "
+          f"errors {big['errors']}, upstream peak in-flight {big['peak_inflight']}, wall {big['wall_s']:.2f} s")
+
+
+def _args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=64)
+    ap.add_argument("--group", type=int, default=8)
+    ap.add_argument("--capacities", type=lambda v: [int(x) for x in v.split(",")], default=[128, 256, 512],
+                    help="upstream max concurrent policy requests, one comparison each")
+    ap.add_argument("--capacity-1k", type=int, default=1000)
+    ap.add_argument("--policy-median-s", type=float, default=0.06)
+    ap.add_argument("--tool-scale-s", type=float, default=0.02)
+    ap.add_argument("--tool-cap-s", type=float, default=2.0)
+    ap.add_argument("--seed", type=int, default=7)
+    return ap.parse_args()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(_args()))

@@ -1,0 +1,139 @@
+"""BaseEngineWrapper: runs rLLM-style agents against environments with a policy.
+
+Budgets: ``max_steps`` (policy calls per episode), ``max_prompt_length``
+(tokens the policy reports for a prompt), ``max_response_length`` (sampled
+tokens summed over the episode), ``timeout_s`` per episode; at most
+``n_parallel_agents`` episodes run at once. The termination reason and any
+error are recorded on the trajectory; a failed episode never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from services.rollout.agents.base import BaseAgent, BaseEnv
+from services.rollout.agents.registry import get_agent_by_name
+from services.rollout.ports import Policy
+from shared.errors import TrajforgeError
+from shared.schema import AgentTask, AgentTrajectory, SamplingParams, StepResult
+
+__all__ = ["BaseEngineWrapper"]
+
+
+def _as_result(value: Any) -> StepResult:
+    """Accept a StepResult, a gym-style 4-tuple, an (observation, info) pair or a bare observation."""
+    if isinstance(value, StepResult):
+        return value
+    if isinstance(value, tuple) and len(value) == 4:
+        obs, reward, done, info = value
+        return StepResult(observation=obs, reward=float(reward), done=bool(done), info=dict(info or {}))
+    if isinstance(value, tuple) and len(value) == 2:
+        return StepResult(observation=value[0], info=dict(value[1] or {}))
+    return StepResult(observation=value)
+
+
+class _Stop(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BaseEngineWrapper:
+    """Generates agent trajectories for tasks; subclass to change how the policy is called."""
+
+    def __init__(self, policy: Policy, *, agent_cls: type[BaseAgent] | str, env_cls: type[BaseEnv],
+                 sampling_params: SamplingParams | None = None, n_parallel_agents: int = 128,
+                 max_steps: int = 5, max_prompt_length: int | None = None,
+                 max_response_length: int | None = None, timeout_s: float | None = None,
+                 agent_args: dict[str, Any] | None = None, env_args: dict[str, Any] | None = None) -> None:
+        self.policy = policy
+        self.agent_cls = get_agent_by_name(agent_cls) if isinstance(agent_cls, str) else agent_cls
+        self.env_cls, self.sampling = env_cls, sampling_params or SamplingParams()
+        self.max_steps, self.max_prompt_length = max_steps, max_prompt_length
+        self.max_response_length, self.timeout_s = max_response_length, timeout_s
+        self.agent_args, self.env_args = dict(agent_args or {}), dict(env_args or {})
+        self._slots = asyncio.Semaphore(n_parallel_agents)
+
+    async def execute_tasks(self, tasks: Sequence[AgentTask], stream_queue: asyncio.Queue[Any] | None = None
+                            ) -> list[AgentTrajectory]:
+        """Run every task; results keep the task order."""
+        return list(await asyncio.gather(*(self.generate_trajectory(t, stream_queue) for t in tasks)))
+
+    async def generate_trajectory(self, task: AgentTask, stream_queue: asyncio.Queue[Any] | None = None
+                                  ) -> AgentTrajectory:
+        """Run one episode; the finished trajectory is also put on ``stream_queue``."""
+        async with self._slots:
+            agent = self.agent_cls(**self.agent_args)
+            env = self.env_cls.from_dict({**self.env_args, **task.model_dump()})
+            try:
+                traj = await self._run(agent, env, task)
+            finally:
+                await self._call(env, env.close)
+        if stream_queue is not None:
+            await stream_queue.put(traj)
+        return traj
+
+    async def _run(self, agent: BaseAgent, env: BaseEnv, task: AgentTask) -> AgentTrajectory:
+        reason, error = "MAX_STEPS", None
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self._loop(agent, env, task)
+        except _Stop as stop:
+            reason = stop.reason
+        except TimeoutError:
+            reason = "TIMEOUT"
+        except TrajforgeError as exc:
+            reason, error = "ERROR", f"{exc.code}: {exc}"
+        return self._finish(agent, task, reason, error)
+
+    async def _loop(self, agent: BaseAgent, env: BaseEnv, task: AgentTask) -> None:
+        agent.reset()
+        first = _as_result(await self._call(env, env.reset))
+        agent.update_from_env(first.observation, 0.0, False, first.info)
+        sampled = 0
+        for _ in range(self.max_steps):
+            out = await self.policy.chat(agent.chat_completions, tools=task.tools or None,
+                                         sampling=self._sampling(sampled))
+            if self.max_prompt_length and (out.prompt_tokens or 0) > self.max_prompt_length:
+                raise _Stop("PROMPT_TRUNCATION")
+            sampled += len(out.token_ids)
+            step = agent.update_from_model(out.text)
+            result = _as_result(await self._call(env, env.step, step.action))
+            agent.update_from_env(result.observation, result.reward, result.done, result.info)
+            if result.done:
+                raise _Stop("ENV_DONE")
+            if out.finish_reason == "length" or self._spent(sampled):
+                raise _Stop("TRUNCATION")
+
+    def _sampling(self, sampled: int) -> SamplingParams:
+        if self.max_response_length is None:
+            return self.sampling
+        left = self.max_response_length - sampled
+        cap = left if self.sampling.max_tokens is None else min(left, self.sampling.max_tokens)
+        return self.sampling.model_copy(update={"max_tokens": cap})
+
+    def _spent(self, sampled: int) -> bool:
+        return self.max_response_length is not None and sampled >= self.max_response_length
+
+    async def _call(self, env: BaseEnv, fn: Callable[..., Any], *args: Any) -> Any:
+        if inspect.iscoroutinefunction(fn):
+            return await fn(*args)
+        if env.is_multithread_safe():
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
+    @staticmethod
+    def _finish(agent: BaseAgent, task: AgentTask, reason: str, error: str | None) -> AgentTrajectory:
+        traj = agent.trajectory
+        running = 0.0
+        for step in reversed(traj.steps):  # Monte Carlo return, undiscounted
+            running += step.reward
+            step.mc_return = running
+        traj.task = task.model_dump()
+        traj.reward = sum(s.reward for s in traj.steps)
+        traj.termination_reason = reason  # type: ignore[attr-defined]
+        traj.error = error  # type: ignore[attr-defined]
+        return traj

@@ -1,0 +1,177 @@
+"""One trajectory's turn loop: sample, parse, run tools, repeat, within budgets.
+
+A failed episode is data: errors from the shared tree end the trajectory with
+a stop reason and are recorded on it; timeouts and cancellation keep what was
+produced so far. Only the policy call holds a slot of the concurrency cap, so
+tool execution of one trajectory overlaps inference of the others. Waiting
+requests are served fewest-turns-done first (see ``PrioritySlots``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.rollout.limits import RolloutLimits
+from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolExecutor
+from services.rollout.slots import PrioritySlots
+from services.rollout.tool_calls import attempted_calls, execute_calls, tool_message
+from services.rollout.transcript import Transcript
+from shared.errors import (
+    EpisodeError,
+    ToolExecutionError,
+    TrajforgeError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from shared.schema import Message, SamplingParams, StepRecord, Trajectory
+
+__all__ = ["Episode", "EpisodeContext"]
+
+_log = logging.getLogger(__name__)
+_RETRYABLE = (UpstreamUnavailable, UpstreamTimeout)
+
+
+@dataclass
+class EpisodeContext:
+    """Everything an episode shares with its siblings: policy, cap, budgets."""
+
+    policy: Policy
+    sampling: SamplingParams
+    limits: RolloutLimits
+    slots: PrioritySlots
+    parser: ToolCallParser | None = None
+    extra_body: dict[str, Any] | None = None
+    stats: dict[str, int] = field(default_factory=lambda: {"turns": 0, "policy_calls": 0})
+
+
+class _Ended(Exception):
+    """Internal signal: the loop reached a stop reason."""
+
+    def __init__(self, reason: str, truncated: bool) -> None:
+        super().__init__(reason)
+        self.reason, self.truncated = reason, truncated
+
+
+def _stop_reason_for(exc: TrajforgeError) -> str:
+    if isinstance(exc, ToolExecutionError | EpisodeError):
+        return "tool_error"
+    return "api_error"
+
+
+class Episode:
+    """Runs one trajectory; ``trajectory`` is complete even if the run is cancelled."""
+
+    def __init__(self, ctx: EpisodeContext, transcript: Transcript, traj: Trajectory,
+                 tools: ToolExecutor | None) -> None:
+        self.ctx, self.transcript, self.trajectory, self.tools = ctx, transcript, traj, tools
+        self.steps: list[StepRecord] = []
+        self.turns = 0
+        self.finished = False
+
+    async def run(self) -> Trajectory:
+        """Run to a stop reason; cancellation is recorded and then propagated."""
+        reason, truncated = "stop", False
+        error: BaseException | None = None
+        try:
+            async with asyncio.timeout(self.ctx.limits.timeout_s):
+                await self._loop()
+        except _Ended as end:
+            reason, truncated = end.reason, end.truncated
+        except TimeoutError:
+            reason, truncated = "timeout", True
+        except asyncio.CancelledError:
+            self._finish("cancelled", True, None)
+            raise
+        except TrajforgeError as exc:
+            reason, truncated, error = _stop_reason_for(exc), True, exc
+        except Exception as exc:  # noqa: BLE001 - a bug in an adapter must not sink the group: keep it as data
+            _log.exception("unexpected error in trajectory %s", self.trajectory.id)
+            reason, truncated, error = "api_error", True, exc
+        self._finish(reason, truncated, error)
+        return self.trajectory
+
+    async def _loop(self) -> None:
+        limits = self.ctx.limits
+        while True:
+            budget = self._turn_budget()
+            started = time.perf_counter()
+            out = await self._call_policy(budget)
+            self.turns += 1
+            self.ctx.stats["turns"] += 1
+            calls = attempted_calls(out, self.ctx.parser, turn=self.turns)
+            self.transcript.add_assistant(out, calls)
+            step = self._record_step(out, calls, started)
+            self._check_after_sample(out, calls)
+            if self.turns >= limits.max_turns:
+                raise _Ended("max_turns", True)
+            await self._apply_tools(calls, out, step)
+            if limits.max_total_tokens and self.transcript.total_tokens() >= limits.max_total_tokens:
+                raise _Ended("max_total_tokens", True)
+
+    def _turn_budget(self) -> int | None:
+        """Tokens this turn may sample, checked before the call (never after)."""
+        limits = self.ctx.limits
+        budget = limits.max_tokens_per_turn or self.ctx.sampling.max_tokens
+        if limits.max_total_tokens is not None:
+            left = limits.max_total_tokens - self.transcript.total_tokens()
+            if left <= 0:
+                raise _Ended("max_total_tokens", True)
+            budget = left if budget is None else min(budget, left)
+        return budget
+
+    async def _call_policy(self, budget: int | None) -> PolicyOutput:
+        sampling = self.ctx.sampling
+        if budget is not None and budget != sampling.max_tokens:
+            sampling = sampling.model_copy(update={"max_tokens": budget})
+        for attempt in range(self.ctx.limits.max_api_retries + 1):
+            try:
+                async with self.ctx.slots.slot(priority=self.turns):
+                    self.ctx.stats["policy_calls"] += 1
+                    return await self.transcript.sample(self.ctx.policy, sampling, self.ctx.extra_body)
+            except _RETRYABLE:
+                if attempt >= self.ctx.limits.max_api_retries:
+                    raise
+            await asyncio.sleep(self.ctx.limits.retry_backoff_s * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _check_after_sample(self, out: PolicyOutput, calls: list[ParsedCall]) -> None:
+        limits = self.ctx.limits
+        if out.finish_reason == "length":
+            spent = (limits.max_total_tokens is not None
+                     and self.transcript.total_tokens() >= limits.max_total_tokens)
+            raise _Ended("max_total_tokens" if spent else "length", True)
+        if not calls:
+            raise _Ended("stop", False)
+        if limits.parse_failure_policy == "end" and not all(c.ok for c in calls):
+            self.trajectory.metadata["error_code"] = "parse_error"
+            raise _Ended("tool_error", True)
+
+    async def _apply_tools(self, calls: list[ParsedCall], out: PolicyOutput, step: StepRecord) -> None:
+        results = await execute_calls(calls, self.tools, self.ctx.limits)
+        messages = [tool_message(c, r) for c, r in zip(calls, results, strict=True)]
+        self.transcript.add_observations(messages, out)
+        step.observations = [r.content for r in results]
+        step.tool_statuses = [{"ok": r.ok, "error_type": r.error_type} for r in results]  # type: ignore[attr-defined]
+
+    def _record_step(self, out: PolicyOutput, calls: list[ParsedCall], started: float) -> StepRecord:
+        step = StepRecord(turn=self.turns, prompt_tokens=out.prompt_tokens,
+                          completion_tokens=len(out.token_ids), finish_reason=out.finish_reason,
+                          tool_calls=[c.model_dump() for c in calls],
+                          parse_statuses=[c.status for c in calls],
+                          latency_s=time.perf_counter() - started)
+        self.steps.append(step)
+        return step
+
+    def _finish(self, reason: str, truncated: bool, error: BaseException | None) -> None:
+        traj = self.trajectory
+        traj.messages = [Message.model_validate(m) for m in self.transcript.messages]
+        traj.turns, traj.stop_reason, traj.truncated = self.turns, reason, truncated  # type: ignore[assignment]
+        traj.steps, traj.tokens = self.steps, self.transcript.token_data()
+        if error is not None:
+            code = error.code if isinstance(error, TrajforgeError) else "internal_error"
+            traj.metadata.update(error=f"{type(error).__name__}: {error}", error_code=code)
+        self.finished = True

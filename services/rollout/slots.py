@@ -1,0 +1,65 @@
+"""PrioritySlots: a concurrency cap whose waiters are served by priority, then arrival.
+
+The engine asks for a slot with ``priority = turns_done``: when the upstream is
+saturated, a trajectory that has fallen behind (a slow tool, a long reply)
+goes before those that have made more progress. The laggards are the ones that
+set the makespan; measured in bench/rollout.py, serving the deepest turn first
+instead was about 13% slower than this and plain FIFO about the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+__all__ = ["PrioritySlots"]
+
+
+class PrioritySlots:
+    """At most ``capacity`` holders; lower ``priority`` values are served first."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._free = capacity
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._seq = itertools.count()
+
+    @property
+    def in_use(self) -> int:
+        """Slots currently held."""
+        return self.capacity - self._free
+
+    async def acquire(self, priority: int = 0) -> None:
+        """Wait for a slot; cancellation while waiting leaves no slot behind."""
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._seq), fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # granted just as we were cancelled: pass it on
+                self.release()
+            raise
+
+    def release(self) -> None:
+        """Hand the slot to the best live waiter, or free it."""
+        while self._waiters:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(None)
+                return
+        self._free += 1
+
+    @asynccontextmanager
+    async def slot(self, priority: int = 0) -> AsyncIterator[None]:
+        """``async with slots.slot(priority):`` holds one slot for the block."""
+        await self.acquire(priority)
+        try:
+            yield
+        finally:
+            self.release()
