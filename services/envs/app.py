@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, FastAPI
 
 from services.envs.builtin import register_builtins
+from services.envs.code_env import CodeEnv
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
+from services.tools.sandbox_pool import SandboxPool
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec, create_app as _create_app, get_app_state
 
@@ -23,19 +27,32 @@ def _router(app: FastAPI, settings: Settings) -> APIRouter:
 
     config = ServerConfig(max_sessions=settings.envs_max_sessions, idle_timeout_s=settings.envs_idle_timeout_s,
                           max_message_bytes=settings.envs_max_message_bytes)
-    server = OpenEnvServer(register_builtins(EnvRegistry()), config,
-                           verify_key=verify if settings.auth_enabled else None)
+    registry = register_builtins(EnvRegistry())
+    registry.register("code", lambda **kw: CodeEnv(pool=app.state.envs_sandbox_pool,
+                                                    loop=app.state.envs_loop, **kw))
+    server = OpenEnvServer(registry, config, verify_key=verify if settings.auth_enabled else None)
     app.state.openenv_server = server
     return build_router(server)
 
 
+async def _start(app: FastAPI, state: AppState) -> None:
+    # The code env's sandboxes; slots are directories until used, so a small pool is cheap.
+    pool = SandboxPool(max(1, state.settings.tools_pool_size // 2),
+                       acquire_timeout_s=state.settings.tools_acquire_timeout_s,
+                       uid_base=state.settings.tools_uid_base + 1000)
+    app.state.envs_sandbox_pool = await pool.start()
+    app.state.envs_loop = asyncio.get_running_loop()
+
+
 async def _stop(app: FastAPI, state: AppState) -> None:
     await app.state.openenv_server.aclose()
+    await app.state.envs_sandbox_pool.close()
 
 
 SERVICE = ServiceSpec(
     name="envs",
     public_router_factories=[_router],
+    startup=[_start],
     shutdown=[_stop],
     description="Environments over the OpenEnv protocol (WebSocket and stateful HTTP).",
 )
