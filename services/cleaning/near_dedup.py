@@ -10,6 +10,7 @@ deterministic run to run.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from datasketch import MinHash, MinHashLSH
 
@@ -60,17 +61,22 @@ class NearDedupFilter(Step):
 
     def process(self, rows: list[Row]) -> StepOutput:
         """Kept rows in input order; later near copies dropped with ``near_duplicate``."""
-        lsh = MinHashLSH(threshold=self.threshold, num_perm=self.num_perm)
-        sketches: dict[int, MinHash] = {}
         kept: list[Row] = []
         dropped: list[Row] = []
+        for keep, row in self.stream(rows):
+            (kept if keep else dropped).append(row)
+        return kept, dropped
+
+    def stream(self, rows: Iterable[Row]) -> Iterator[tuple[bool, Row]]:
+        """(kept, row) per row in order; one index spans the whole stream, so batches can feed it."""
+        lsh = MinHashLSH(threshold=self.threshold, num_perm=self.num_perm)
+        sketches: dict[int, MinHash] = {}
         for pos, row in enumerate(rows):
             mh = self.minhash(conversation_text(row, max_chars=self.max_chars))
             # LSH banding lets some pairs under the threshold through; Jaccard confirms.
             if any(mh.jaccard(sketches[key]) >= self.threshold for key in lsh.query(mh)):
-                dropped.append(self.drop(row, DROP_REASON))
+                yield False, self.drop(row, DROP_REASON)
                 continue
             lsh.insert(pos, mh)
             sketches[pos] = mh
-            kept.append(row)
-        return kept, dropped
+            yield True, row

@@ -7,8 +7,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from services.cleaning import datasets
-from services.cleaning.schemas import DatasetRead, DatasetRowRead, DatasetRowsPage
+from services.cleaning import datasets, service
+from services.cleaning.schemas import (
+    CleanRequest,
+    CleanResponse,
+    DatasetRead,
+    DatasetRowRead,
+    DatasetRowsPage,
+    FiltersRead,
+)
 from shared.web import SessionDep, SettingsDep
 
 __all__ = ["router"]
@@ -23,7 +30,7 @@ async def create_dataset(
     """Upload a JSONL dataset (the request body); unreadable lines are kept with their error."""
     body = await request.body()
     dataset, invalid = await datasets.store_dataset(
-        session, name=name, source=body, max_line_bytes=settings.max_request_bytes
+        session, name=name, source=body, max_line_bytes=settings.max_row_bytes
     )
     return DatasetRead(
         id=str(dataset.id), name=dataset.name, row_count=dataset.row_count,
@@ -51,3 +58,15 @@ async def read_dataset_rows(
     items = [DatasetRowRead(row_index=r.row_index, data=r.data, error=r.error) for r in rows]
     next_offset = offset + len(items) if len(items) == limit else None
     return DatasetRowsPage(items=items, next_offset=next_offset)
+
+
+@router.post("/v1/clean", response_model=CleanResponse)
+async def clean(body: CleanRequest, settings: SettingsDep) -> CleanResponse:
+    """Clean rows now: kept, dropped (step, reason, row), invalid rows and per-step stats."""
+    return await service.clean_rows(body, settings=settings)
+
+
+@router.get("/v1/filters", response_model=FiltersRead)
+async def list_filters() -> FiltersRead:
+    """The cleaning steps with their parameter schemas, and the versioned drop reasons."""
+    return service.list_filters()
