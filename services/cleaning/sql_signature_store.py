@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.cleaning.signature_store import SignatureEntry
+from services.cleaning.signature_store import MemorySignatureStore, SignatureEntry
 from shared.db.models import DedupSignatureRow
 
 __all__ = ["SqlSignatureStore"]
@@ -30,7 +30,12 @@ class SqlSignatureStore:
 
     async def add(self, batch: Iterable[SignatureEntry]) -> None:
         """Upsert entries, keeping the better (count, position) per signature."""
-        values = [{"job_id": self.job_id, "sig": sig, "n": n, "pos": pos} for sig, n, pos in batch]
+        # One statement may not touch a signature twice, and sorted keys keep lock order the same
+        # in concurrent batches (no deadlocks), so reduce and sort first.
+        best = MemorySignatureStore()
+        best.add(batch)
+        values = [{"job_id": self.job_id, "sig": sig, "n": n, "pos": pos}
+                  for sig, (n, pos) in sorted(best.best.items())]
         if not values:
             return
         dialect = self.session.bind.dialect.name if self.session.bind is not None else "postgresql"
