@@ -29,6 +29,7 @@ from services.cleaning.app import SERVICE
 from services.cleaning.schemas import CleanJobCreate
 from shared.auth import create_key
 from shared.db.models import CleanedRowRow, CleaningJobRow, DedupSignatureRow, TaskExecutionRow
+from shared.db.migrate import upgrade
 from shared.db.session import create_engine_for, make_sessionmaker, session_scope
 from shared.queue import CeleryDispatcher, InProcessDispatcher, run_task
 from shared.settings import Settings
@@ -131,7 +132,8 @@ async def test_in_process_job_completes_and_reruns_write_nothing_twice(
 async def _api_client(settings: Settings, maker: async_sessionmaker[AsyncSession]) -> tuple[Any, httpx.AsyncClient]:
     async with session_scope(maker) as session:
         _, key = await create_key(session, "jobs-test", salt=settings.key_salt)
-    app = create_app(SERVICE, settings=settings)
+    # A small row limit stands in for a 50 MB row: the same per-row error, without the memory.
+    app = create_app(SERVICE, settings=settings.model_copy(update={"max_row_bytes": 64 * 1024}))
     ctx = app.router.lifespan_context(app)
     await ctx.__aenter__()
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test",
@@ -144,8 +146,9 @@ async def test_job_through_the_api_streams_kept_and_dropped(
 ) -> None:
     ctx, client = await _api_client(settings, maker)
     try:
-        body = _body()
+        body = _body() + b'{"id": "huge", "pad": "' + b"x" * (100 * 1024) + b'"}\n'
         ds = (await client.post("/v1/datasets", params={"name": "api-job"}, content=body)).json()
+        assert ds["invalid_count"] == 3 and "byte limit" in ds["invalid_lines"][-1]["error"]
         created = await client.post("/v1/clean/jobs", json={"dataset_id": ds["id"], "batch_size": 40})
         assert created.status_code == 202, created.text
         job_id = created.json()["id"]
@@ -163,7 +166,10 @@ async def test_job_through_the_api_streams_kept_and_dropped(
         assert dups and all(orjson.loads(d)["drop_step"] == "DedupFilter" for d in dups.splitlines())
         summary = (await client.get(f"/v1/clean/jobs/{job_id}/dropped/summary")).json()
         assert sum(i["count"] for i in summary["items"]) == job["dropped"] + job["invalid"]
-        assert {"step": "input", "reason": "invalid_row", "count": 3} in summary["items"]
+        assert {"step": "input", "reason": "invalid_row", "count": 4} in summary["items"]
+        invalid = (await client.get(f"/v1/clean/jobs/{job_id}/dropped", params={"reason": "invalid_row"})).content
+        details = [orjson.loads(x)["drop_detail"] for x in invalid.splitlines()]
+        assert len(details) == 4 and any("byte limit" in d for d in details) and any("no messages" in d for d in details)
         missing = await client.get(f"/v1/clean/jobs/{uuid.uuid4()}/kept")
         assert missing.status_code == 404
         bad = await client.post("/v1/clean/jobs", json={"dataset_id": ds["id"], "pipeline": [{"name": "Nope"}]})
@@ -204,6 +210,43 @@ async def _celery_job(settings: Settings, log: Path) -> None:
             job = await _wait_done(maker, job_row.id, 90)
         except AssertionError:
             raise AssertionError(log.read_text()[-3000:]) from None
+        await _check_finished(maker, job, body.count(b"\n"))
+    finally:
+        await engine.dispose()
+
+
+async def test_job_with_pii_in_worker_processes(settings: Settings, maker: async_sessionmaker[AsyncSession]) -> None:
+    rows = [{"id": i, "messages": [{"role": "user", "content": f"write to user{i}@corp.io about the plan"},
+                                   {"role": "assistant", "content": "Sure, I will send the plan today."}]}
+            for i in range(12)]
+    dataset_id = await _dataset(maker, b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    local = settings.model_copy(update={"pii_processes": 2})
+    pipeline = [{"name": "MessageNormalizer"}, {"name": "PIIPresidioFilter"}]
+    async with session_scope(maker) as session:
+        job_row = await jobs.create_job(session, InProcessDispatcher(local, maker), CleanJobCreate(
+            dataset_id=dataset_id, pipeline=pipeline, dedup=False, batch_size=5))
+    job = await _wait_done(maker, job_row.id, 60)
+    assert job.status == "succeeded" and job.kept == 12
+    pii = next(s for s in job.stats["steps"] if s["step"] == "PIIPresidioFilter")
+    assert pii["rows_in"] == pii["rows_out"] == 12 and pii["seconds"] > 0
+    async with maker() as session:
+        stored = (await session.execute(select(CleanedRowRow.data).where(CleanedRowRow.job_id == job.id))).scalars()
+        assert all("@corp.io" not in d["messages"][0]["content"] for d in stored)
+
+
+async def test_job_on_the_embedded_sqlite_default(settings: Settings, tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'tf.db'}"
+    await asyncio.to_thread(upgrade, url)
+    local = settings.model_copy(update={"database_url": url})
+    engine = create_engine_for(local)
+    maker = make_sessionmaker(engine)
+    try:
+        body = _body()
+        dataset_id = await _dataset(maker, body)
+        async with session_scope(maker) as session:
+            job_row = await jobs.create_job(session, InProcessDispatcher(local, maker),
+                                            CleanJobCreate(dataset_id=dataset_id, batch_size=10))
+        job = await _wait_done(maker, job_row.id, 60)
         await _check_finished(maker, job, body.count(b"\n"))
     finally:
         await engine.dispose()
