@@ -47,7 +47,8 @@ async def _exact(session: AsyncSession, job_id: uuid.UUID) -> StepStats:
         .execution_options(synchronize_session=False)
     )
     await session.execute(delete(DedupSignatureRow).where(DedupSignatureRow.job_id == job_id))
-    return _stats(DedupFilter.name, DROP_REASON, rows_in, int(result.rowcount or 0), started)
+    demoted = int(getattr(result, "rowcount", 0) or 0)  # an UPDATE's result is a CursorResult
+    return _stats(DedupFilter.name, DROP_REASON, rows_in, demoted, started)
 
 
 async def _near_losers(session: AsyncSession, job_id: uuid.UUID, step: NearDedupFilter) -> tuple[int, list[int]]:

@@ -23,12 +23,18 @@ from services.cleaning import datasets
 from services.cleaning.base import Row, Step
 from services.cleaning.dedup import DedupFilter
 from services.cleaning.job_dedup import run_dedup
+from services.cleaning.pii_jobs import pooled_pii
 from services.cleaning.preprocessor import CleanResult, StepStats
 from services.cleaning.reasons import INVALID_ROW
 from services.cleaning.rows import INPUT_STEP
 from services.cleaning.runner import build_steps, clean_batch, merge_stats, parse_dedup, parse_specs
-from services.cleaning.pii_jobs import pooled_pii
-from services.cleaning.schemas import CleanJobCreate, CleanJobRead, DropSummary, DropSummaryItem, StepStatsRead
+from services.cleaning.schemas import (
+    CleanJobCreate,
+    CleanJobRead,
+    DropSummary,
+    DropSummaryItem,
+    StepStatsRead,
+)
 from services.cleaning.sql_signature_store import SqlSignatureStore
 from shared.db.models import CleanedRowRow, CleaningJobRow, DatasetRowRow
 from shared.db.upsert import insert_ignore
@@ -60,6 +66,9 @@ async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: CleanJ
     await session.flush()
     for index in range(batches):
         enqueue_after_commit(session, dispatcher, "cleaning.run_batch", job_id=str(job.id), batch_index=index)
+    if batches == 0:  # nothing to clean: finish through the same phase
+        job.options = dict(job.options, dedup_enqueued=True)
+        enqueue_after_commit(session, dispatcher, "cleaning.dedup_phase", job_id=str(job.id))
     return job
 
 
@@ -131,7 +140,7 @@ async def run_batch(session: AsyncSession, dispatcher: Dispatcher, settings: Set
     result = await _clean(job, values, settings)
     dedup = parse_dedup(job.options.get("dedup"))
     if dedup is not None and dedup.exact:
-        entries = DedupFilter().entries([r for r in result.kept])
+        entries = DedupFilter().entries(result.kept)
         positions = [r[_INDEX] for r in result.kept]
         await SqlSignatureStore(session, job.id).add((sig, n, positions[i]) for sig, n, i in entries)
     records = _records(job.id, result) + unreadable

@@ -25,8 +25,18 @@ from services.cleaning.registry import StepSpec, build_step
 from services.cleaning.rows import invalid_row
 from shared.errors import InvalidInput
 
-__all__ = ["PII_STEP", "DedupOptions", "PooledStep", "build_steps", "clean_batch", "global_dedup", "merge_stats", "step_stats",
-           "parse_dedup", "parse_specs"]
+__all__ = [
+    "PII_STEP",
+    "DedupOptions",
+    "PooledStep",
+    "build_steps",
+    "clean_batch",
+    "global_dedup",
+    "merge_stats",
+    "parse_dedup",
+    "parse_specs",
+    "step_stats",
+]
 
 log = logging.getLogger("trajforge.cleaning")
 
@@ -124,7 +134,7 @@ def clean_batch(values: list[Any], steps: Sequence[Step]) -> CleanResult:
     """Clean one batch; if a step raises, isolate the offending rows instead of failing the batch."""
     try:
         return QualityPreprocessor(steps)(values)
-    except Exception as exc:  # a step bug on odd data must not lose the batch
+    except Exception as exc:  # noqa: BLE001  (a step bug on odd data must not lose the batch)
         log.warning("cleaning step raised on a batch; retrying row by row", extra={"error": repr(exc)})
     return _clean_row_by_row(values, steps)
 
@@ -137,7 +147,7 @@ def _clean_row_by_row(values: list[Any], steps: Sequence[Step]) -> CleanResult:
     for value in values:
         try:
             one = QualityPreprocessor(steps)([value])
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  (the row becomes data, not a crash)
             invalid.append(invalid_row(value, f"a cleaning step failed on this row: {type(exc).__name__}: {exc}"))
             continue
         kept += one.kept

@@ -10,7 +10,14 @@ from services.cleaning.pipeline import DEFAULT_PIPELINE_NAMES
 from services.cleaning.preprocessor import CleanResult
 from services.cleaning.reasons import DROP_REASONS, DROP_REASONS_VERSION, INVALID_ROW
 from services.cleaning.registry import describe_steps
-from services.cleaning.runner import PII_STEP, DedupOptions, build_steps, clean_batch, global_dedup, parse_dedup
+from services.cleaning.runner import (
+    PII_STEP,
+    DedupOptions,
+    build_steps,
+    clean_batch,
+    global_dedup,
+    parse_dedup,
+)
 from services.cleaning.schemas import (
     CleanCounts,
     CleanRequest,

@@ -28,8 +28,8 @@ from services.cleaning import datasets, jobs, tasks  # noqa: F401  (registers th
 from services.cleaning.app import SERVICE
 from services.cleaning.schemas import CleanJobCreate
 from shared.auth import create_key
-from shared.db.models import CleanedRowRow, CleaningJobRow, DedupSignatureRow, TaskExecutionRow
 from shared.db.migrate import upgrade
+from shared.db.models import CleanedRowRow, CleaningJobRow, DedupSignatureRow, TaskExecutionRow
 from shared.db.session import create_engine_for, make_sessionmaker, session_scope
 from shared.queue import CeleryDispatcher, InProcessDispatcher, run_task
 from shared.settings import Settings

@@ -13,7 +13,13 @@ from services.cleaning.base import Row, Step, StepOutput
 from services.cleaning.local import clean_jsonl, count_lines
 from services.cleaning.pii_jobs import pooled_pii
 from services.cleaning.preprocessor import StepStats
-from services.cleaning.runner import DedupOptions, build_steps, clean_batch, merge_stats, parse_dedup
+from services.cleaning.runner import (
+    DedupOptions,
+    build_steps,
+    clean_batch,
+    merge_stats,
+    parse_dedup,
+)
 from services.cleaning.schemas import CleanRequest
 from services.cleaning.service import clean_rows, list_filters
 from services.cleaning.sql_signature_store import SqlSignatureStore
