@@ -61,16 +61,40 @@ def demo(rows_per_file: int = typer.Option(50, help="Rows sampled from each data
     table = Table(title="datasets stored through the REST API")
     for col in ("file", "rows", "invalid", "assistant turns", "tool calls", "dataset id"):
         table.add_column(col)
-    with Client(f"http://127.0.0.1:{port}", api_key=key) as client, Progress(console=console) as progress:
-        task = progress.add_task("uploading samples", total=len(files))
-        for path in files:
-            body, stats = _read_sample(path, rows_per_file)
-            info = client.upload_dataset(path.stem, body)
-            table.add_row(path.stem, str(info["row_count"]), str(info["invalid_count"]), str(stats["turns"]),
-                          str(stats["tool_calls"]), info["id"][:8])
-            progress.advance(task)
+    samples: list[bytes] = []
+    with Client(f"http://127.0.0.1:{port}", api_key=key) as client:
+        with Progress(console=console) as progress:
+            task = progress.add_task("uploading samples", total=len(files))
+            for path in files:
+                body, stats = _read_sample(path, rows_per_file)
+                samples.append(body if body.endswith(b"\n") else body + b"\n")
+                info = client.upload_dataset(path.stem, body)
+                table.add_row(path.stem, str(info["row_count"]), str(info["invalid_count"]), str(stats["turns"]),
+                              str(stats["tool_calls"]), info["id"][:8])
+                progress.advance(task)
+        console.print(table)
+        _clean_combined(client, b"".join(samples))
     server.should_exit = True
+
+
+def _clean_combined(client: Client, body: bytes) -> None:
+    """One cleaning job over every sample together, polled with a progress bar."""
+    dataset = client.upload_dataset("demo-combined", body)
+    job = client.create_clean_job(dataset["id"], batch_size=100)
+    with Progress(console=console) as progress:
+        task = progress.add_task("cleaning job", total=job["total"])
+        while job["status"] not in ("succeeded", "failed"):
+            time.sleep(0.2)
+            job = client.clean_job(job["id"])
+            progress.update(task, completed=job["done"])
+    summary = client.clean_job_drop_summary(job["id"])
+    table = Table(title=f"cleaning job {job['id'][:8]}: {job['status']}, kept {job['kept']} of {job['total']}")
+    for col in ("step", "reason", "rows"):
+        table.add_column(col)
+    for item in summary["items"]:
+        table.add_row(str(item["step"]), str(item["reason"]), str(item["count"]))
     console.print(table)
+    console.print(f"kept {job['kept']} / dropped {job['dropped']} / invalid {job['invalid']} / total {job['total']}")
 
 
 def _read_sample(path: Path, rows: int) -> tuple[bytes, dict[str, int]]:

@@ -113,6 +113,37 @@ class _Endpoints(ABC):
     def rescore_status(self, job_id: str, spec_hash: str) -> Any:
         """Progress of a re-scoring run: total, scored, failed, skipped, pending, done."""
         return self._call("GET", f"/v1/rollouts/{job_id}/rescore/{spec_hash}")
+    def clean(self, rows: list[Any], *, pipeline: list[dict[str, Any]] | None = None,
+              dedup: bool | dict[str, Any] = False) -> Any:
+        """Clean rows now: kept, dropped, invalid and per-step stats."""
+        return self._call("POST", "/v1/clean", json={"rows": rows, "pipeline": pipeline, "dedup": dedup})
+
+    def list_filters(self) -> Any:
+        """The cleaning steps with parameter schemas, and the drop reasons."""
+        return self._call("GET", "/v1/filters")
+
+    def create_clean_job(self, dataset_id: str, *, pipeline: list[dict[str, Any]] | None = None,
+                         dedup: bool | dict[str, Any] = True, batch_size: int = 1000) -> Any:
+        """Start a cleaning job over an uploaded dataset."""
+        body = {"dataset_id": dataset_id, "pipeline": pipeline, "dedup": dedup, "batch_size": batch_size}
+        return self._call("POST", "/v1/clean/jobs", json=body)
+
+    def clean_job(self, job_id: str) -> Any:
+        """A cleaning job's status and progress."""
+        return self._call("GET", f"/v1/clean/jobs/{job_id}")
+
+    def clean_job_kept(self, job_id: str) -> Any:
+        """The job's kept rows as JSONL bytes."""
+        return self._call("GET", f"/v1/clean/jobs/{job_id}/kept")
+
+    def clean_job_dropped(self, job_id: str, *, reason: str | None = None) -> Any:
+        """The job's dropped and invalid rows as JSONL bytes (optionally one reason)."""
+        params = {"reason": reason} if reason else {}
+        return self._call("GET", f"/v1/clean/jobs/{job_id}/dropped", params=params)
+
+    def clean_job_drop_summary(self, job_id: str) -> Any:
+        """The job's dropped rows counted by step and reason."""
+        return self._call("GET", f"/v1/clean/jobs/{job_id}/dropped/summary")
 
 
 def _headers(api_key: str | None) -> dict[str, str]:

@@ -37,6 +37,12 @@ class Settings(BaseSettings):
     queue_visibility_timeout_s: int = Field(3600, ge=1)
     queue_task_time_limit_s: int = Field(3000, ge=1)
     shared_data_dir: Path | None = None
+    # Rows one ``POST /v1/clean`` may carry (413 above); bigger inputs go through dataset jobs.
+    max_rows: int = Field(10_000, ge=1)
+    # A dataset line longer than this becomes a per-row error instead of a row.
+    max_row_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    # Worker processes of the PII step in cleaning jobs (1 = run it inline).
+    pii_processes: int = Field(1, ge=1, le=64)
     db_pool_size: int = Field(10, ge=1)
     tools_pool_size: int = Field(8, ge=1, le=256)
     tools_acquire_timeout_s: float = Field(30.0, gt=0)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from services.cleaning import tasks as _tasks  # noqa: F401  (registers the queue tasks for in-process runs)
 from services.cleaning.routes import router
 from shared.settings import Settings
-from shared.web import ServiceSpec, create_app as _create_app
+from shared.web import ServiceSpec
+from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 

@@ -10,13 +10,14 @@ deterministic run to run.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from datasketch import MinHash, MinHashLSH
 
 from services.cleaning.base import Row, Step, StepOutput
 from shared.schema import content_text
 
-__all__ = ["DROP_REASON", "NearDedupFilter", "conversation_text"]
+__all__ = ["DROP_REASON", "NearDedupFilter", "NearDedupIndex", "conversation_text"]
 
 DROP_REASON = "near_duplicate"
 _SPACE = re.compile(r"\s+")
@@ -60,17 +61,39 @@ class NearDedupFilter(Step):
 
     def process(self, rows: list[Row]) -> StepOutput:
         """Kept rows in input order; later near copies dropped with ``near_duplicate``."""
-        lsh = MinHashLSH(threshold=self.threshold, num_perm=self.num_perm)
-        sketches: dict[int, MinHash] = {}
         kept: list[Row] = []
         dropped: list[Row] = []
-        for pos, row in enumerate(rows):
-            mh = self.minhash(conversation_text(row, max_chars=self.max_chars))
-            # LSH banding lets some pairs under the threshold through; Jaccard confirms.
-            if any(mh.jaccard(sketches[key]) >= self.threshold for key in lsh.query(mh)):
-                dropped.append(self.drop(row, DROP_REASON))
-                continue
-            lsh.insert(pos, mh)
-            sketches[pos] = mh
-            kept.append(row)
+        for keep, row in self.stream(rows):
+            (kept if keep else dropped).append(row)
         return kept, dropped
+
+    def stream(self, rows: Iterable[Row]) -> Iterator[tuple[bool, Row]]:
+        """(kept, row) per row in order; one index spans the whole stream, so batches can feed it."""
+        index = self.index()
+        for row in rows:
+            yield (True, row) if index.admit(row) else (False, self.drop(row, DROP_REASON))
+
+    def index(self) -> NearDedupIndex:
+        """An empty index with this filter's settings."""
+        return NearDedupIndex(self)
+
+
+class NearDedupIndex:
+    """The kept rows so far; ``admit(row)`` keeps a row unless it nearly copies one already kept."""
+
+    def __init__(self, step: NearDedupFilter) -> None:
+        self._step = step
+        self._lsh = MinHashLSH(threshold=step.threshold, num_perm=step.num_perm)
+        self._sketches: dict[int, MinHash] = {}
+
+    def admit(self, row: Row) -> bool:
+        """True (and remembered) if ``row`` is not a near copy of an admitted row."""
+        step = self._step
+        mh = step.minhash(conversation_text(row, max_chars=step.max_chars))
+        # LSH banding lets some pairs under the threshold through; Jaccard confirms.
+        if any(mh.jaccard(self._sketches[key]) >= step.threshold for key in self._lsh.query(mh)):
+            return False
+        key = len(self._sketches)
+        self._lsh.insert(key, mh)
+        self._sketches[key] = mh
+        return True

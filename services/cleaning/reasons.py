@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
 
-DROP_REASONS_VERSION = "1"
+DROP_REASONS_VERSION = "2"
 
 INVALID_ROW = "invalid_row"
 
@@ -27,6 +27,7 @@ DROP_REASONS: dict[str, str] = {
     "too_many_rounds": "more user/assistant rounds than max_rounds",
     "dead_loop": "an assistant turn hesitates, cascades corrections, repeats itself or loops a tool call",
     "duplicate": "the same conversation was already kept (global dedup)",
+    "near_duplicate": "a near copy (MinHash Jaccard at or above the threshold) of a kept conversation",
     "refusal": "an assistant turn refuses the task",
     "token_soup": "an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos)",
     "model_not_allowed": "the row's model id is not in the allowed families",

@@ -38,6 +38,11 @@ class MemorySignatureStore:
     def __init__(self) -> None:
         self._best: dict[bytes, tuple[int, int]] = {}
 
+    @property
+    def best(self) -> dict[bytes, tuple[int, int]]:
+        """signature -> (message count, position) of its current winner."""
+        return self._best
+
     def add(self, batch: Iterable[SignatureEntry]) -> None:
         """Keep the best (count, position) per signature."""
         best = self._best

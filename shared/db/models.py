@@ -7,6 +7,7 @@ Tables (singular snake_case, ``XRow`` classes):
 - ``dataset`` / ``dataset_row``: uploaded JSONL, one row per line.
 - ``cleaning_job`` / ``cleaned_row``: a pipeline run over a dataset and the
   outcome of every input row (kept, dropped with step + reason, or invalid).
+- ``dedup_signature``: per cleaning job, the winning row of each dedup signature.
 - ``rollout_job`` / ``trajectory_group`` / ``trajectory``: rollouts, keyed by
   (job, task, member, attempt) so retries never duplicate.
 - ``gateway_trace``: one row per upstream call made through the gateway.
@@ -29,6 +30,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -44,6 +46,7 @@ __all__ = [
     "CleaningJobRow",
     "DatasetRow",
     "DatasetRowRow",
+    "DedupSignatureRow",
     "GatewayTraceRow",
     "RewardRow",
     "RewardSpecRow",
@@ -131,6 +134,19 @@ class CleanedRowRow(Base):
     step: Mapped[str | None] = mapped_column(String(100))
     reason: Mapped[str | None] = mapped_column(String(200))
     data: Mapped[dict[str, Any] | None] = mapped_column()
+
+
+class DedupSignatureRow(Base):
+    """Best (message count, row position) per dedup signature of a cleaning job."""
+
+    __tablename__ = "dedup_signature"
+
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("cleaning_job.id", ondelete="CASCADE"), primary_key=True
+    )
+    sig: Mapped[bytes] = mapped_column(LargeBinary(16), primary_key=True)
+    n: Mapped[int] = mapped_column(Integer)
+    pos: Mapped[int] = mapped_column(Integer)
 
 
 class RolloutJobRow(IdMixin, TimestampMixin, Base):

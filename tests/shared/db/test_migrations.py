@@ -14,8 +14,8 @@ from shared.db.base import Base
 from shared.db.migrate import downgrade, head_revision, upgrade
 from tests.conftest import create_database, drop_database
 
-TABLES = {"api_key", "task_execution", "dataset", "dataset_row", "cleaning_job", "cleaned_row", "rollout_job",
-          "trajectory_group", "trajectory", "gateway_trace", "reward", "reward_spec"}
+TABLES = {"api_key", "task_execution", "dataset", "dataset_row", "cleaning_job", "cleaned_row", "dedup_signature",
+          "rollout_job", "trajectory_group", "trajectory", "gateway_trace", "reward", "reward_spec"}
 
 
 async def _tables_and_diff(url: str) -> tuple[set[str], list[object]]:

@@ -1,0 +1,74 @@
+"""``trajforge clean``: clean a JSONL file locally with a progress bar and a per-step summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from services.cleaning.local import LocalSummary, clean_jsonl, count_lines
+from services.cleaning.runner import DedupOptions, build_steps
+from shared.errors import TrajforgeError
+
+__all__ = ["clean", "load_pipeline", "register"]
+
+console = Console(stderr=True)
+
+
+def load_pipeline(path: Path) -> list[dict[str, Any]]:
+    """Step specs from a YAML (or JSON) file: a list of ``{name, params}``, or ``{pipeline: [...]}``."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "pipeline" in data:
+        data = data["pipeline"]
+    if not isinstance(data, list):
+        raise typer.BadParameter("the pipeline file must hold a list of {name, params} steps", param_hint="--pipeline")
+    return [{"name": s, "params": {}} if isinstance(s, str) else s for s in data]
+
+
+def _table(summary: LocalSummary) -> Table:
+    table = Table(title="cleaning steps")
+    for col in ("step", "in", "out", "dropped by reason", "seconds"):
+        table.add_column(col, justify="right" if col in ("in", "out", "seconds") else "left")
+    for s in summary.stats:
+        reasons = ", ".join(f"{r}={n}" for r, n in sorted(s.dropped.items(), key=lambda kv: -kv[1])) or "-"
+        table.add_row(s.step, str(s.rows_in), str(s.rows_out), reasons, f"{s.seconds:.3f}")
+    return table
+
+
+def clean(
+    src: Path = typer.Argument(..., exists=True, dir_okay=False, help="Input JSONL."),
+    output: Path = typer.Option(..., "-o", "--output", help="Kept rows (JSONL)."),
+    dropped: Path = typer.Option(..., "--dropped", help="Dropped and unreadable rows with their reasons (JSONL)."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", exists=True, dir_okay=False,
+                                         help="YAML list of {name, params} steps (default: the default pipeline)."),
+    dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Global exact dedup after the pipeline."),
+    near_dedup: bool = typer.Option(False, "--near-dedup", help="Also drop near duplicates (MinHash)."),
+    batch_size: int = typer.Option(2000, min=1, help="Rows per batch."),
+    max_line_bytes: int = typer.Option(32 * 1024 * 1024, min=1, help="Longer lines become invalid_row drops."),
+) -> None:
+    """Clean a JSONL file locally: kept rows to -o, dropped rows with step and reason to --dropped."""
+    try:
+        steps = build_steps(load_pipeline(pipeline) if pipeline else None)
+    except TrajforgeError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--pipeline") from None
+    options = DedupOptions(exact=dedup, near={} if near_dedup else None) if dedup or near_dedup else None
+    total = count_lines(src)
+    columns = (TextColumn("cleaning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("clean", total=total)
+        summary = clean_jsonl(src, output, dropped, steps=steps, dedup=options, batch_size=batch_size,
+                              max_line_bytes=max_line_bytes,
+                              progress=lambda line: progress.update(task, completed=total if line < 0 else line))
+    console.print(_table(summary))
+    console.print(f"kept {summary.kept} / dropped {summary.dropped} / invalid {summary.invalid} / "
+                  f"total {summary.total}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``clean`` to the CLI."""
+    app.command()(clean)
