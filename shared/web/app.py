@@ -53,6 +53,8 @@ class ServiceSpec:
     startup: Sequence[Hook] = ()
     shutdown: Sequence[Hook] = ()
     uses_redis: bool = False
+    #: Path prefix of the service's routers in a multi-service app (its own app stays unprefixed).
+    prefix: str = ""
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -137,6 +139,15 @@ async def _check_ready(app: FastAPI) -> dict[str, Any]:
     return {"status": "ready", "checks": checks}
 
 
+def _prefixed(router: APIRouter, prefix: str) -> APIRouter:
+    # A wrapper router carries the full paths, so route listings (auth tests, docs) see what is served.
+    if not prefix:
+        return router
+    wrapper = APIRouter(prefix=prefix)
+    wrapper.include_router(router)
+    return wrapper
+
+
 def create_app(
     specs: ServiceSpec | Sequence[ServiceSpec],
     *,
@@ -161,9 +172,10 @@ def create_app(
     auth = [Depends(require_api_key)]
     mounted: list[tuple[APIRouter, bool]] = []
     for spec in specs:
-        mounted += [(router, False) for router in spec.routers]
-        mounted += [(router, True) for router in spec.public_routers]
-        mounted += [(factory(app, settings), True) for factory in spec.public_router_factories]
+        prefix = spec.prefix if len(specs) > 1 else ""
+        mounted += [(_prefixed(router, prefix), False) for router in spec.routers]
+        mounted += [(_prefixed(router, prefix), True) for router in spec.public_routers]
+        mounted += [(_prefixed(factory(app, settings), prefix), True) for factory in spec.public_router_factories]
     for router, public in mounted:
         app.include_router(router) if public else app.include_router(router, dependencies=auth)
     # Kept so tests can enumerate every route, public ones included, and check auth on each.
