@@ -25,6 +25,7 @@ __all__ = [
     "completion",
     "completion_prompts",
     "get_engine_holder",
+    "reset_engine_holder",
     "list_models",
     "new_id",
 ]
@@ -84,6 +85,14 @@ def get_engine_holder() -> EngineHolder:
     if _holder is None:
         _holder = EngineHolder()
     return _holder
+
+
+def reset_engine_holder() -> None:
+    """Close the process-wide engine, if any; the next caller gets a fresh holder (and settings)."""
+    global _holder
+    if _holder is not None:
+        _holder.close()
+        _holder = None
 
 
 def new_id(prefix: str) -> str:
