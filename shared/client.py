@@ -89,6 +89,14 @@ class _Endpoints(ABC):
         """A page of a dataset's rows."""
         return self._call("GET", f"/v1/datasets/{dataset_id}/rows", params={"offset": offset, "limit": limit})
 
+    def session_trajectory(self, session_id: str) -> Any:
+        """A gateway session's calls merged into token-exact segments, with prefix mismatches."""
+        return self._call("GET", f"/v1/sessions/{session_id}/trajectory")
+
+    def session_traces(self, session_id: str) -> Any:
+        """Every trace record of a gateway session, in order."""
+        return self._call("GET", f"/v1/sessions/{session_id}/traces")
+
 
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"authorization": f"Bearer {api_key}"} if api_key else {}
