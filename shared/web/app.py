@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.routing import APIRoute, APIWebSocketRoute
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -140,12 +141,27 @@ async def _check_ready(app: FastAPI) -> dict[str, Any]:
 
 
 def _prefixed(router: APIRouter, prefix: str) -> APIRouter:
-    # A wrapper router carries the full paths, so route listings (auth tests, docs) see what is served.
+    """A copy of ``router`` whose routes carry ``prefix`` in their own paths.
+
+    Copied route by route (not wrapped), so route listings (the auth coverage
+    test, docs) see the paths actually served.
+    """
     if not prefix:
         return router
-    wrapper = APIRouter(prefix=prefix)
-    wrapper.include_router(router)
-    return wrapper
+    out = APIRouter(tags=list(router.tags), dependencies=list(router.dependencies))
+    for route in router.routes:
+        if isinstance(route, APIRoute):
+            out.add_api_route(
+                prefix + route.path, route.endpoint, methods=sorted(route.methods), name=route.name,
+                response_model=route.response_model, status_code=route.status_code, tags=route.tags,
+                dependencies=route.dependencies, summary=route.summary, description=route.description,
+                response_class=route.response_class, include_in_schema=route.include_in_schema)
+        elif isinstance(route, APIWebSocketRoute):
+            out.add_api_websocket_route(prefix + route.path, route.endpoint, name=route.name,
+                                        dependencies=route.dependencies)
+        else:
+            raise TypeError(f"cannot prefix route {route!r} of a service router")
+    return out
 
 
 def create_app(
