@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from shared.db.migrate import head_revision
 from tests.conftest import REPO_ROOT
 
 
@@ -24,7 +25,7 @@ def test_db_upgrade_current_and_keys_lifecycle(tmp_path: Path) -> None:
     assert up.returncode == 0, up.stderr
     assert (tmp_path / "trajforge.db").exists()
     current = _cli("db", "current", home=tmp_path)
-    assert "database: 0001" in current.stdout
+    assert f"database: {head_revision()}" in current.stdout
     created = _cli("keys", "create", "ci-bot", home=tmp_path)
     assert created.returncode == 0 and created.stdout.strip().startswith("tf_")
     listed = _cli("keys", "list", home=tmp_path)
