@@ -22,7 +22,8 @@ from services.inference.app import create_engine_app
 from services.inference.errors import ModelLoadError
 from services.inference.service import EngineHolder, get_engine_holder
 from shared.settings import Settings
-from shared.web import AppState, ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec
+from shared.web import create_app as _create_app
 
 __all__ = ["LOCAL_UPSTREAM_URL", "SERVICE", "create_app", "embedded_config"]
 

@@ -24,9 +24,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from services.gateway.traces import TraceRecord
 from shared.db.models import GatewayTraceRow
 from shared.db.upsert import insert_ignore
-from services.gateway.traces import TraceRecord
 
 __all__ = ["DbTraceSink", "record_from_row", "row_from_record"]
 
@@ -137,7 +137,7 @@ class DbTraceSink:
                 await self._write(batch)
                 self.written += len(batch)
                 return
-            except Exception as exc:  # the database is down or refused the batch: retry, then log
+            except Exception as exc:  # noqa: BLE001 - any database failure: retry, then log the records
                 if attempt + 1 == self.write_attempts:
                     self._log_lost(batch, exc)
                     return

@@ -16,7 +16,8 @@ from fastapi import FastAPI
 from services.inference.routes import control_router, router
 from services.inference.service import EngineHolder, get_engine_holder, reset_engine_holder
 from shared.settings import Settings
-from shared.web import AppState, ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec
+from shared.web import create_app as _create_app
 from shared.web.errors import install_error_handlers
 
 __all__ = ["PREFIX", "SERVICE", "create_app", "create_engine_app"]

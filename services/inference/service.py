@@ -14,7 +14,13 @@ from services.inference.errors import ModelNotFound
 from services.inference.loader import load_model, resolve_source
 from services.inference.params import CompletionOutput, GenParams
 from services.inference.protocol import ChatCompletionRequest, CompletionRequest
-from services.inference.responses import TokenText, chat_logprobs, completion_logprobs, finish_reason, usage
+from services.inference.responses import (
+    TokenText,
+    chat_logprobs,
+    completion_logprobs,
+    finish_reason,
+    usage,
+)
 from services.inference.toolparse import extract_tool_calls
 
 __all__ = [
@@ -25,9 +31,9 @@ __all__ = [
     "completion",
     "completion_prompts",
     "get_engine_holder",
-    "reset_engine_holder",
     "list_models",
     "new_id",
+    "reset_engine_holder",
 ]
 
 
