@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from services.inference.chat import render_chat
-from services.inference.config import InferenceSettings
+from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.loader import LoadedModel, load_model, resolve_source
 from services.inference.params import GenParams
@@ -35,7 +35,7 @@ def _load_times(skip_convert: bool) -> tuple[float | None, LoadedModel]:
     if not skip_convert:
         with tempfile.TemporaryDirectory() as fresh:
             first = load_model(resolve_source(""), cache_dir=Path(fresh)).load_s
-    cached = load_model(resolve_source(""), cache_dir=InferenceSettings().cache_dir())
+    cached = load_model(resolve_source(""), cache_dir=engine_config().cache_dir)
     return first, cached
 
 

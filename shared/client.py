@@ -113,6 +113,7 @@ class _Endpoints(ABC):
     def rescore_status(self, job_id: str, spec_hash: str) -> Any:
         """Progress of a re-scoring run: total, scored, failed, skipped, pending, done."""
         return self._call("GET", f"/v1/rollouts/{job_id}/rescore/{spec_hash}")
+
     def clean(self, rows: list[Any], *, pipeline: list[dict[str, Any]] | None = None,
               dedup: bool | dict[str, Any] = False) -> Any:
         """Clean rows now: kept, dropped, invalid and per-step stats."""
@@ -144,6 +145,14 @@ class _Endpoints(ABC):
     def clean_job_drop_summary(self, job_id: str) -> Any:
         """The job's dropped rows counted by step and reason."""
         return self._call("GET", f"/v1/clean/jobs/{job_id}/dropped/summary")
+
+    def session_trajectory(self, session_id: str) -> Any:
+        """A gateway session's calls merged into token-exact segments, with prefix mismatches."""
+        return self._call("GET", f"/v1/sessions/{session_id}/trajectory")
+
+    def session_traces(self, session_id: str) -> Any:
+        """Every trace record of a gateway session, in order."""
+        return self._call("GET", f"/v1/sessions/{session_id}/traces")
 
 
 def _headers(api_key: str | None) -> dict[str, str]:

@@ -54,6 +54,22 @@ class Settings(BaseSettings):
     reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
     # Module prefixes a score request may load user reward processors from; empty refuses them all.
     reward_processor_modules: list[str] = Field(default_factory=list)
+    # Local CPU engine: an HF model directory, a .gguf file, or empty for the bundled SmolLM2.
+    local_model: str = ""
+    # Name the OpenAI routes answer to; empty means the model's own name.
+    local_model_name: str = ""
+    # Where converted weights are cached; empty means ``<home>/models``.
+    model_cache_dir: Path | None = None
+    max_batch_size: int = Field(8, ge=1, le=256)
+    default_max_tokens: int = Field(256, ge=1)
+    # Torch intra-op threads for the generation thread; 0 keeps torch's default.
+    torch_threads: int = Field(0, ge=0)
+    # Gateway upstream config file (YAML or JSON); empty means the in-process local engine.
+    gateway_config: str = ""
+    # Trace rows are written in batches by a background flusher with a bounded queue.
+    gateway_trace_queue_size: int = Field(10_000, ge=1)
+    gateway_trace_batch_size: int = Field(256, ge=1)
+    gateway_trace_write_attempts: int = Field(3, ge=1)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 
@@ -76,6 +92,11 @@ class Settings(BaseSettings):
     def is_embedded(self) -> bool:
         """True when no broker is configured and work runs in-process."""
         return not self.redis_url
+
+    @property
+    def model_cache_path(self) -> Path:
+        """Folder holding converted model weights."""
+        return self.model_cache_dir or self.home / "models"
 
     @property
     def key_file(self) -> Path:

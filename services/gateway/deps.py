@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from shared.errors import ServiceUnavailable
+from shared.errors import InvalidInput, ServiceUnavailable
 from services.gateway.proxy import CallContext, GatewayProxy
 
 __all__ = ["GatewayDep", "call_context", "get_gateway"]
@@ -36,11 +36,26 @@ def _rate_key(request: Request) -> str:
     return "ip:" + (request.client.host if request.client else "unknown")
 
 
-def call_context(request: Request, session_id: str | None, attempt: str | None) -> CallContext:
+def _header_attempt(request: Request) -> int | None:
+    raw = request.headers.get(ATTEMPT_HEADER)
+    if raw is None:
+        return None
+    if not raw.strip().isdigit():
+        raise InvalidInput(f"Header {ATTEMPT_HEADER} must be a non-negative integer.", param=ATTEMPT_HEADER)
+    return int(raw)
+
+
+def _api_key_id(request: Request) -> str | None:
+    info = getattr(request.state, "api_key", None)
+    key_id = getattr(info, "id", None)
+    return str(key_id) if key_id is not None else None
+
+
+def call_context(request: Request, session_id: str | None, attempt: int | None) -> CallContext:
     """Session, attempt and rate key of a call (path values win over headers)."""
     return CallContext(
         session_id=session_id or request.headers.get(SESSION_HEADER),
-        attempt=attempt or request.headers.get(ATTEMPT_HEADER),
+        attempt=attempt if attempt is not None else _header_attempt(request),
         rate_key=_rate_key(request),
-        api_key_id=getattr(request.state, "api_key_id", None),
+        api_key_id=_api_key_id(request),
     )

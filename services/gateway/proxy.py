@@ -40,7 +40,7 @@ class CallContext(BaseModel):
     """Who is calling and which rollout the call belongs to."""
 
     session_id: str | None = None
-    attempt: str | None = None
+    attempt: int | None = None
     rate_key: str = "anonymous"
     api_key_id: str | None = None
 

@@ -44,7 +44,7 @@ async def _read_limited(request: Request, limit: int) -> bytes:
 
 
 async def _forward(
-    request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: str | None
+    request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: int | None
 ) -> Response:
     try:
         raw = await _read_limited(request, gateway.pool.config.max_body_bytes)
@@ -74,7 +74,7 @@ async def list_models(gateway: GatewayDep) -> dict[str, Any]:
 @router.post("/sessions/{session_id}/v1/chat/completions")
 @router.post("/sessions/{session_id}/attempts/{attempt}/v1/chat/completions")
 async def session_chat_completions(
-    request: Request, gateway: GatewayDep, session_id: str, attempt: str | None = None
+    request: Request, gateway: GatewayDep, session_id: str, attempt: int | None = None
 ) -> Response:
     """Chat completions captured under a session (and attempt) named in the path."""
     return await _forward(request, gateway, CHAT_PATH, session_id, attempt)
@@ -83,7 +83,7 @@ async def session_chat_completions(
 @router.post("/sessions/{session_id}/v1/completions")
 @router.post("/sessions/{session_id}/attempts/{attempt}/v1/completions")
 async def session_completions(
-    request: Request, gateway: GatewayDep, session_id: str, attempt: str | None = None
+    request: Request, gateway: GatewayDep, session_id: str, attempt: int | None = None
 ) -> Response:
     """Text completions captured under a session (and attempt) named in the path."""
     return await _forward(request, gateway, COMPLETIONS_PATH, session_id, attempt)
@@ -91,7 +91,7 @@ async def session_completions(
 
 @router.get("/sessions/{session_id}/v1/models")
 @router.get("/sessions/{session_id}/attempts/{attempt}/v1/models")
-async def session_list_models(gateway: GatewayDep, session_id: str, attempt: str | None = None) -> dict[str, Any]:
+async def session_list_models(gateway: GatewayDep, session_id: str, attempt: int | None = None) -> dict[str, Any]:
     """Model names, under a session base URL."""
     return gateway.models()
 

@@ -9,7 +9,7 @@ from services.gateway.merge import SessionMerge, merge_session
 from services.gateway.metrics import record_merge
 from services.gateway.proxy import GatewayProxy
 from services.gateway.traces import InMemoryTraceSink, TraceRecord, TraceSink
-from services.gateway.upstreams import UpstreamPool
+from services.gateway.upstreams import UpstreamClient, UpstreamPool
 
 __all__ = [
     "DrainStatus",
@@ -30,9 +30,11 @@ class DrainStatus(BaseModel):
     idle: bool
 
 
-def build_gateway(config: GatewayConfig, *, sink: TraceSink | None = None) -> GatewayProxy:
+def build_gateway(
+    config: GatewayConfig, *, sink: TraceSink | None = None, client: UpstreamClient | None = None
+) -> GatewayProxy:
     """A gateway over a fresh upstream pool; traces go to ``sink`` (memory by default)."""
-    return GatewayProxy(UpstreamPool(config), sink or InMemoryTraceSink())
+    return GatewayProxy(UpstreamPool(config, client=client), sink or InMemoryTraceSink())
 
 
 async def session_traces(gateway: GatewayProxy, session_id: str) -> list[TraceRecord]:

@@ -50,7 +50,7 @@ class TraceRecord(BaseModel):
 
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     session_id: str | None = None
-    attempt: str | None = None
+    attempt: int | None = None
     sequence: int = 0
     endpoint: str
     model: str

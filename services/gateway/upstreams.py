@@ -17,9 +17,13 @@ from shared.errors import Draining, UpstreamError, UpstreamTimeout, UpstreamUnav
 from services.gateway.config import GatewayConfig, UpstreamSpec
 from services.gateway.errors import PathNotAllowed, UnknownModel
 from services.gateway.http1 import ConnectFailed, Http1Client, Http1Error, Http1Response, ReadTimedOut
+from services.gateway.inproc import AsgiResponse, InProcessClient
+
+#: What the pool sends through: HTTP/1.1 only, or in-process apps plus HTTP/1.1.
+UpstreamClient = Http1Client | InProcessClient
 from services.gateway.retry import is_retryable_status, retry_delay_s
 
-__all__ = ["ALLOWED_PATHS", "Replica", "UpstreamPool", "UpstreamReply", "check_path"]
+__all__ = ["ALLOWED_PATHS", "Replica", "UpstreamClient", "UpstreamPool", "UpstreamReply", "check_path"]
 
 _JSON = {"content-type": "application/json"}
 ALLOWED_PATHS: frozenset[str] = frozenset(
@@ -56,14 +60,14 @@ class UpstreamReply:
     headers: dict[str, str]
     retries: int
     body: bytes = b""
-    stream: Http1Response | None = None
+    stream: Http1Response | AsgiResponse | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 class UpstreamPool:
     """Routes calls to replicas per model and retries transient failures."""
 
-    def __init__(self, config: GatewayConfig, *, client: Http1Client | None = None) -> None:
+    def __init__(self, config: GatewayConfig, *, client: UpstreamClient | None = None) -> None:
         self.config = config
         self.client = client or Http1Client()
         self._replicas: dict[str, list[Replica]] = {}

@@ -1,17 +1,48 @@
-"""The inference service: app factory and its ServiceSpec for the all-in-one app."""
+"""The inference service: app factory and its ServiceSpec for the all-in-one app.
+
+Every route (``/health`` included) sits behind the API key: the control routes
+pause every caller, and ``/health`` is not the suite's liveness probe
+(``/healthz`` is). In the all-in-one app the engine lives under ``/inference``
+(``/inference/v1/chat/completions``), because the gateway owns ``/v1/...``
+there; ``trajforge serve inference`` serves it unprefixed, as vLLM does.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import FastAPI
 
+from services.inference.routes import control_router, router
+from services.inference.service import EngineHolder, get_engine_holder, reset_engine_holder
 from shared.settings import Settings
-from shared.web import ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec
+from shared.web import create_app as _create_app
+from shared.web.errors import install_error_handlers
 
-__all__ = ["SERVICE", "create_app"]
+__all__ = ["PREFIX", "SERVICE", "create_app", "create_engine_app"]
 
-SERVICE = ServiceSpec(name="inference", uses_redis=False)
+PREFIX = "/inference"
+
+
+async def _close_engine(app: FastAPI, state: AppState) -> None:
+    # Only the process-wide holder is ours to close; an override belongs to whoever set it.
+    reset_engine_holder()
+
+
+SERVICE = ServiceSpec(name="inference", routers=[router, control_router], shutdown=[_close_engine],
+                      prefix=PREFIX, uses_redis=False)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The inference service on its own."""
     return _create_app(SERVICE, settings=settings)
+
+
+def create_engine_app(holder: Callable[[], EngineHolder] = get_engine_holder) -> FastAPI:
+    """A bare engine app for in-process callers (the gateway's embedded upstream): no auth, no middleware."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.include_router(router)
+    install_error_handlers(app)
+    app.dependency_overrides[get_engine_holder] = holder
+    return app

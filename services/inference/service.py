@@ -8,13 +8,19 @@ import uuid
 from typing import Any
 
 from services.inference.chat import render_chat
-from services.inference.config import InferenceSettings, get_inference_settings
+from services.inference.config import EngineConfig, engine_config
 from services.inference.engine import Engine
 from services.inference.errors import ModelNotFound
 from services.inference.loader import load_model, resolve_source
 from services.inference.params import CompletionOutput, GenParams
 from services.inference.protocol import ChatCompletionRequest, CompletionRequest
-from services.inference.responses import TokenText, chat_logprobs, completion_logprobs, finish_reason, usage
+from services.inference.responses import (
+    TokenText,
+    chat_logprobs,
+    completion_logprobs,
+    finish_reason,
+    usage,
+)
 from services.inference.toolparse import extract_tool_calls
 
 __all__ = [
@@ -27,14 +33,15 @@ __all__ = [
     "get_engine_holder",
     "list_models",
     "new_id",
+    "reset_engine_holder",
 ]
 
 
 class EngineHolder:
     """Owns the process's engine; the model loads on first use, off the event loop."""
 
-    def __init__(self, settings: InferenceSettings | None = None, *, engine: Engine | None = None) -> None:
-        self.settings = settings or get_inference_settings()
+    def __init__(self, config: EngineConfig | None = None, *, engine: Engine | None = None) -> None:
+        self.config = config or engine_config()
         self._engine = engine
         self._lock = asyncio.Lock()
 
@@ -57,9 +64,17 @@ class EngineHolder:
         return self._engine.name if self._engine is not None else None
 
     def _load(self) -> Engine:
-        loaded = load_model(resolve_source(self.settings.local_model), cache_dir=self.settings.cache_dir())
-        return Engine(loaded.model, loaded.tokenizer, name=self.settings.local_model_name or loaded.name,
-                      max_batch_size=self.settings.max_batch_size, torch_threads=self.settings.torch_threads)
+        cfg = self.config
+        loaded = load_model(resolve_source(cfg.local_model), cache_dir=cfg.cache_dir)
+        return Engine(loaded.model, loaded.tokenizer, name=cfg.local_model_name or loaded.name,
+                      max_batch_size=cfg.max_batch_size, torch_threads=cfg.torch_threads)
+
+    @property
+    def served_name(self) -> str:
+        """The name the engine answers to, known before the model loads."""
+        if self._engine is not None:
+            return self._engine.name
+        return self.config.local_model_name or resolve_source(self.config.local_model).name
 
     def close(self) -> None:
         """Stop the engine thread (the model stays loaded until the holder is dropped)."""
@@ -76,6 +91,14 @@ def get_engine_holder() -> EngineHolder:
     if _holder is None:
         _holder = EngineHolder()
     return _holder
+
+
+def reset_engine_holder() -> None:
+    """Close the process-wide engine, if any; the next caller gets a fresh holder (and settings)."""
+    global _holder
+    if _holder is not None:
+        _holder.close()
+        _holder = None
 
 
 def new_id(prefix: str) -> str:
@@ -98,7 +121,7 @@ def list_models(engine: Engine) -> dict[str, Any]:
 
 
 def _budget(engine: Engine, prompt_len: int, asked: int | None) -> int:
-    return asked or max(1, min(get_inference_settings().default_max_tokens, engine.max_context - prompt_len))
+    return asked or max(1, min(engine_config().default_max_tokens, engine.max_context - prompt_len))
 
 
 def chat_prompt(engine: Engine, req: ChatCompletionRequest) -> tuple[list[int], GenParams]:

@@ -201,7 +201,8 @@ class TrajectoryRow(IdMixin, Base):
 
 class GatewayTraceRow(IdMixin, Base):
     __tablename__ = "gateway_trace"
-    __table_args__ = (Index("ix_gateway_trace_session_seq", "session_id", "attempt", "seq"),)
+    # One row per upstream call: a session's (attempt, seq) pair names a call exactly once.
+    __table_args__ = (Index("uq_gateway_trace_session_attempt_seq", "session_id", "attempt", "seq", unique=True),)
 
     session_id: Mapped[str | None] = mapped_column(String(200))
     attempt: Mapped[int] = mapped_column(Integer, default=0)
@@ -219,6 +220,8 @@ class GatewayTraceRow(IdMixin, Base):
     usage: Mapped[dict[str, Any] | None] = mapped_column()
     parse_statuses: Mapped[list[Any] | None] = mapped_column()
     status_code: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default="ok", server_default="ok")
+    error_code: Mapped[str | None] = mapped_column(String(100))
     error: Mapped[str | None] = mapped_column(Text)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     retries: Mapped[int] = mapped_column(Integer, default=0)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.routing import APIRoute, APIWebSocketRoute
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -53,6 +54,8 @@ class ServiceSpec:
     startup: Sequence[Hook] = ()
     shutdown: Sequence[Hook] = ()
     uses_redis: bool = False
+    #: Path prefix of the service's routers in a multi-service app (its own app stays unprefixed).
+    prefix: str = ""
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -137,6 +140,30 @@ async def _check_ready(app: FastAPI) -> dict[str, Any]:
     return {"status": "ready", "checks": checks}
 
 
+def _prefixed(router: APIRouter, prefix: str) -> APIRouter:
+    """A copy of ``router`` whose routes carry ``prefix`` in their own paths.
+
+    Copied route by route (not wrapped), so route listings (the auth coverage
+    test, docs) see the paths actually served.
+    """
+    if not prefix:
+        return router
+    out = APIRouter(tags=list(router.tags), dependencies=list(router.dependencies))
+    for route in router.routes:
+        if isinstance(route, APIRoute):
+            out.add_api_route(
+                prefix + route.path, route.endpoint, methods=sorted(route.methods), name=route.name,
+                response_model=route.response_model, status_code=route.status_code, tags=route.tags,
+                dependencies=route.dependencies, summary=route.summary, description=route.description,
+                response_class=route.response_class, include_in_schema=route.include_in_schema)
+        elif isinstance(route, APIWebSocketRoute):
+            out.add_api_websocket_route(prefix + route.path, route.endpoint, name=route.name,
+                                        dependencies=route.dependencies)
+        else:
+            raise TypeError(f"cannot prefix route {route!r} of a service router")
+    return out
+
+
 def create_app(
     specs: ServiceSpec | Sequence[ServiceSpec],
     *,
@@ -161,9 +188,10 @@ def create_app(
     auth = [Depends(require_api_key)]
     mounted: list[tuple[APIRouter, bool]] = []
     for spec in specs:
-        mounted += [(router, False) for router in spec.routers]
-        mounted += [(router, True) for router in spec.public_routers]
-        mounted += [(factory(app, settings), True) for factory in spec.public_router_factories]
+        prefix = spec.prefix if len(specs) > 1 else ""
+        mounted += [(_prefixed(router, prefix), False) for router in spec.routers]
+        mounted += [(_prefixed(router, prefix), True) for router in spec.public_routers]
+        mounted += [(_prefixed(factory(app, settings), prefix), True) for factory in spec.public_router_factories]
     for router, public in mounted:
         app.include_router(router) if public else app.include_router(router, dependencies=auth)
     # Kept so tests can enumerate every route, public ones included, and check auth on each.

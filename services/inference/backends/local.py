@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from services.inference.backends.base import BackendHealth, BackendResult, BackendSample
-from services.inference.config import get_inference_settings
+from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.loader import read_state_dict
 from services.inference.params import GenParams
@@ -23,7 +23,7 @@ class LocalBackend:
     async def generate(self, prompt_ids: list[int], params: SamplingParams) -> BackendResult:
         """Sample with the local engine."""
         engine = await self._holder.get()
-        gen = GenParams.from_sampling(params, default_max_tokens=get_inference_settings().default_max_tokens)
+        gen = GenParams.from_sampling(params, default_max_tokens=engine_config().default_max_tokens)
         outs = await engine.generate(prompt_ids, gen)
         samples = [BackendSample(index=o.index, token_ids=o.token_ids, logprobs=o.logprobs, text=o.text,
                                  finish_reason=o.finish_reason, stop_reason=o.stop_reason) for o in outs]

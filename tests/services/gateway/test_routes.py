@@ -79,7 +79,7 @@ async def test_async_client_with_header_session_and_attempt(
     await aclient.close()
     traces = await gateway.sink.session("hs")
     assert [t.sequence for t in traces] == [0, 1]
-    assert {t.attempt for t in traces} == {"2"}
+    assert {t.attempt for t in traces} == {2}
 
 
 async def test_session_is_sticky_and_sessions_spread_across_replicas(
@@ -208,7 +208,7 @@ async def test_reasoning_stripped_by_template_counts_a_prefix_mismatch_metric(
 async def test_traces_route_lists_session_rows(gateway: GatewayProxy, gateway_server: ServerThread) -> None:
     client(gateway_server, "/sessions/tr/attempts/3/v1").chat.completions.create(model="policy", messages=[{"role": "user", "content": "x"}])
     rows = httpx.get(gateway_server.url + "/v1/sessions/tr/traces").json()
-    assert len(rows) == 1 and rows[0]["attempt"] == "3" and rows[0]["request"]["messages"][0]["content"] == "x"
+    assert len(rows) == 1 and rows[0]["attempt"] == 3 and rows[0]["request"]["messages"][0]["content"] == "x"
 
 
 async def test_upstreams_replaced_through_the_api(

@@ -15,7 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from services.inference.config import InferenceSettings
+from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.loader import LoadedModel, load_model, resolve_source
 from services.inference.routes import control_router, router
@@ -26,7 +26,7 @@ from shared.errors import TrajforgeError
 @pytest.fixture(scope="session")
 def loaded() -> LoadedModel:
     """The default model (converted weights come from the cache after the first run)."""
-    return load_model(resolve_source(""), cache_dir=InferenceSettings().cache_dir())
+    return load_model(resolve_source(""), cache_dir=engine_config().cache_dir)
 
 
 @pytest.fixture(scope="session")

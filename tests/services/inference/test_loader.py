@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.inference.config import InferenceSettings
+from services.inference.config import engine_config
 from services.inference.errors import ModelLoadError
 from services.inference.loader import (
     DEFAULT_GGUF,
@@ -27,13 +27,13 @@ def test_default_source_is_the_packaged_gguf() -> None:
 
 
 def test_cached_load_is_fast_and_flagged(loaded: LoadedModel) -> None:
-    again = load_model(resolve_source(""), cache_dir=InferenceSettings().cache_dir())
+    again = load_model(resolve_source(""), cache_dir=engine_config().cache_dir)
     assert again.from_cache and again.load_s < 30
     assert again.tokenizer.encode("hello") == loaded.tokenizer.encode("hello")
 
 
 def test_converted_folder_loads_as_an_hf_directory(loaded: LoadedModel) -> None:
-    folder = converted_path(resolve_source(""), InferenceSettings().cache_dir())
+    folder = converted_path(resolve_source(""), engine_config().cache_dir)
     source = resolve_source(str(folder))
     assert source.kind == "hf_dir"
     assert set(read_state_dict(folder)) >= {k for k in loaded.model.state_dict() if "embed" in k}

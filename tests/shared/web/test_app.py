@@ -146,3 +146,14 @@ async def test_app_refuses_to_start_on_an_unmigrated_database(settings) -> None:
         await engine.dispose()
     finally:
         await drop_database("trajforge_test_unmigrated")
+
+
+async def test_a_spec_prefix_applies_only_in_a_multi_service_app(make_client) -> None:  # type: ignore[no-untyped-def]
+    prefixed = ServiceSpec(name="engine", routers=[router], prefix="/engine")
+    alone = await make_client(prefixed)
+    assert (await alone.post("/v1/echo", json={"value": 1})).json() == {"value": 1}
+    both = await make_client([ServiceSpec(name="other"), prefixed])
+    assert (await both.post("/engine/v1/echo", json={"value": 2})).json() == {"value": 2}
+    assert (await both.post("/v1/echo", json={"value": 2})).status_code == 404
+    paths = {route.path for r, _ in both.app.state.trajforge_routers for route in r.routes}
+    assert "/engine/v1/echo" in paths

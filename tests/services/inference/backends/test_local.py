@@ -6,7 +6,7 @@ import pytest
 
 from services.inference.backends import BackendSample
 from services.inference.backends.local import LocalBackend
-from services.inference.config import InferenceSettings
+from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.errors import EnginePaused
 from services.inference.loader import converted_path, resolve_source
@@ -34,7 +34,7 @@ async def test_pause_resume_and_health(local: LocalBackend, prompt: list[int]) -
 async def test_update_weights_bumps_version(local: LocalBackend, local_engine: Engine, prompt: list[int],
                                             reference: BackendSample) -> None:
     version = local_engine.weight_version
-    await local.update_weights(str(converted_path(resolve_source(""), InferenceSettings().cache_dir())))
+    await local.update_weights(str(converted_path(resolve_source(""), engine_config().cache_dir)))
     assert local_engine.weight_version == version + 1
     result = await local.generate(prompt, GREEDY)
     assert result.samples[0].token_ids == reference.token_ids  # same weights, same greedy output

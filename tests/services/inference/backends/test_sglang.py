@@ -8,7 +8,7 @@ import pytest
 
 from services.inference.backends import BackendSample, default_registry
 from services.inference.backends.sglang import SGLangBackend
-from services.inference.config import InferenceSettings
+from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.loader import converted_path, resolve_source
 from shared.errors import UpstreamUnavailable
@@ -39,7 +39,7 @@ async def test_pause_update_weights_resume(sglang: SGLangBackend, local_engine: 
         with pytest.raises(UpstreamUnavailable):
             await sglang.generate(prompt, GREEDY)
         version = local_engine.weight_version
-        await sglang.update_weights(str(converted_path(resolve_source(""), InferenceSettings().cache_dir())))
+        await sglang.update_weights(str(converted_path(resolve_source(""), engine_config().cache_dir)))
         assert local_engine.weight_version == version + 1
     finally:
         await sglang.resume()
