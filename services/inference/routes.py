@@ -88,6 +88,7 @@ async def read_health(holder: HolderDep) -> dict[str, Any]:
 
 
 @control_router.post("/pause")
+@control_router.post("/pause_generation")  # SGLang's name for the same thing
 async def create_pause(engine: EngineDep) -> dict[str, Any]:
     """Stop starting new generation waves (running rows finish; new requests get 503)."""
     engine.pause()
@@ -95,22 +96,9 @@ async def create_pause(engine: EngineDep) -> dict[str, Any]:
 
 
 @control_router.post("/resume")
+@control_router.post("/continue_generation")  # SGLang's name for the same thing
 async def create_resume(engine: EngineDep) -> dict[str, Any]:
     """Accept work again after ``/pause``."""
-    engine.resume()
-    return {"paused": False}
-
-
-@control_router.post("/pause_generation")
-async def create_pause_generation(engine: EngineDep) -> dict[str, Any]:
-    """SGLang's name for ``/pause``."""
-    engine.pause()
-    return {"paused": True}
-
-
-@control_router.post("/continue_generation")
-async def create_continue_generation(engine: EngineDep) -> dict[str, Any]:
-    """SGLang's name for ``/resume``."""
     engine.resume()
     return {"paused": False}
 

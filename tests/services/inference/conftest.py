@@ -11,16 +11,15 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.loader import LoadedModel, load_model, resolve_source
 from services.inference.routes import control_router, router
 from services.inference.service import EngineHolder, get_engine_holder
-from shared.errors import TrajforgeError
+from shared.web.errors import install_error_handlers
+
 
 
 @pytest.fixture(scope="session")
@@ -37,27 +36,15 @@ def local_engine(loaded: LoadedModel) -> Iterator[Engine]:
     eng.close()
 
 
-def _openai_error(_: Request, exc: Exception) -> JSONResponse:
-    # Stand-in for the app factory's handler: the OpenAI error body with the class's status.
-    if isinstance(exc, RequestValidationError):
-        body = {"message": str(exc.errors()[0].get("msg")), "type": "invalid_request_error", "param": None,
-                "code": None}
-        return JSONResponse({"error": body}, status_code=400)
-    assert isinstance(exc, TrajforgeError)
-    body = {"message": exc.message, "type": exc.code, "param": exc.param, "code": exc.code}
-    return JSONResponse({"error": body}, status_code=exc.status_code)
-
-
 @pytest.fixture(scope="session")
 def app(local_engine: Engine) -> FastAPI:
-    """A bare app with the inference router and a local error handler."""
+    """A bare app with the inference routers and the suite's error handlers."""
     application = FastAPI()
     application.include_router(router)
     application.include_router(control_router)
     holder = EngineHolder(engine=local_engine)
     application.dependency_overrides[get_engine_holder] = lambda: holder
-    application.add_exception_handler(TrajforgeError, _openai_error)
-    application.add_exception_handler(RequestValidationError, _openai_error)
+    install_error_handlers(application)
     return application
 
 

@@ -143,3 +143,11 @@ async def test_scripted_tool_call_streams_as_deltas(scripted_client: httpx.Async
     assert calls[0]["function"]["name"] == "get_weather" and calls[0]["id"]
     assert json.loads("".join(c["function"]["arguments"] for c in calls)) == {"city": "Paris"}
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+async def test_pause_and_resume_under_vllm_and_sglang_names(client: httpx.AsyncClient) -> None:
+    for pause, resume in (("/pause", "/resume"), ("/pause_generation", "/continue_generation")):
+        assert (await client.post(pause)).json() == {"paused": True}
+        assert (await client.get("/is_paused")).json() == {"is_paused": True}
+        assert (await client.post(resume)).json() == {"paused": False}
+    assert (await client.get("/is_paused")).json() == {"is_paused": False}
