@@ -66,7 +66,7 @@ def _stand_in() -> FastAPI:
         return JSONResponse(_job("cancelled"))
 
     @app.get("/v1/rollouts/{job_id}/export")
-    async def export(format: str) -> Response:  # noqa: A002 - the contract's query name
+    async def export(format: str) -> Response:
         return Response(b"PAR1 bytes for " + format.encode(), media_type="application/vnd.apache.parquet")
 
     @app.get("/v1/rollouts/{job_id}/events")
