@@ -10,6 +10,7 @@ file and task named; the server validates the rest.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +32,44 @@ class RolloutSpecError(InvalidInput):
     code = "invalid_rollout_spec"
 
 
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _recorded_truth(reply: dict[str, Any]) -> dict[str, Any]:
+    # The recorded reply is the reference: its tool calls, or a text answer (no call).
+    calls = [c.get("function") or {} for c in reply.get("tool_calls") or [] if isinstance(c, dict)]
+    if not calls:
+        return {"decision": "no_tool_call", "tool_calls": []}
+    return {"decision": "tool_call",
+            "tool_calls": [{"name": c.get("name"), "arguments": _arguments(c.get("arguments") or {})} for c in calls]}
+
+
 def task_from_row(row: dict[str, Any], index: int) -> dict[str, Any]:
-    """A rollout task from a trajectory row: the prompt before the first assistant turn, tools, ground truth."""
+    """A rollout task from a trajectory row: the prompt before the first assistant turn, tools, ground truth.
+
+    A row without ``ground_truth`` is graded against its own first assistant reply.
+    """
     messages = row.get("messages")
     if not isinstance(messages, list):
         raise RolloutSpecError(f"row {index} has no 'messages' list")
-    prompt = []
+    prompt, reply = [], None
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "assistant":
+            reply = message
             break
         prompt.append(message)
     task: dict[str, Any] = {"id": str(row.get("id") or f"task-{index}"), "messages": prompt,
                             "tools": row.get("tools") or [], "metadata": row.get("metadata") or {}}
     if row.get("ground_truth") is not None:
         task["ground_truth"] = row["ground_truth"]
+    elif reply is not None:
+        task["ground_truth"] = _recorded_truth(reply)
     return task
 
 
