@@ -83,7 +83,8 @@ def _event(name: str, data_lines: list[str], event_id: str | None) -> ServerEven
 
 def parse_sse(lines: Iterable[str]) -> Iterator[ServerEvent]:
     """Server-sent events from a stream of text lines (comments skipped, multi-line data joined)."""
-    name, data, event_id = "", [], None
+    name, event_id = "", None
+    data: list[str] = []
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:

@@ -46,7 +46,7 @@ def trajectory_of(row: TrajectoryRow) -> Trajectory:
     Token arrays that do not line up are dropped (and the reason kept in
     metadata) rather than losing the whole trajectory.
     """
-    data = {"id": str(row.id), "group_id": str(row.group_id) if row.group_id else None,
+    data: dict[str, Any] = {"id": str(row.id), "group_id": str(row.group_id) if row.group_id else None,
             "sample_index": row.sample_index, "messages": row.messages or [], "tools": row.tools or [],
             "turns": row.turns, "stop_reason": row.stop_reason, "truncated": row.truncated,
             "tokens": _tokens(row), "steps": row.steps or [], "metadata": row.meta or {}}
@@ -55,7 +55,7 @@ def trajectory_of(row: TrajectoryRow) -> Trajectory:
     except ValidationError as exc:
         if data["tokens"] is None:
             raise
-        meta = {**data["metadata"], "export_error": f"token data dropped: {exc.errors()[0]['msg']}"}
+        meta = {**(row.meta or {}), "export_error": f"token data dropped: {exc.errors()[0]['msg']}"}
         return Trajectory.model_validate({**data, "tokens": None, "metadata": meta})
 
 
