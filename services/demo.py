@@ -40,7 +40,7 @@ def job_body(tasks: list[dict[str, Any]], *, group_size: int, max_turns: int,
              max_tokens_per_turn: int) -> dict[str, Any]:
     """The ``POST /v1/rollouts`` body of the demo job (local engine, the tasks' own tool schemas)."""
     return {
-        "tasks": tasks, "group_size": group_size, "policy": None,
+        "tasks": tasks, "group_size": group_size,
         "sampling": {"temperature": 0.8, "top_p": 0.95, "seed": 1234},
         "limits": {"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn,
                    "max_total_tokens": 4096, "timeout_s": 600, "parse_failure_policy": "observe"},

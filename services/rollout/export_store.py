@@ -3,8 +3,8 @@
 Only the newest attempt of each (task, member) is exported, and members cut by
 over-sampling (``meta["cut"]``) are left out: a trainer wants exactly the
 group it would have been given live. The reward is the stored total of the
-job's own reward spec (the newest total of any spec when the job named none);
-the advantage is ``meta["advantage"]``.
+job's own reward spec; without one, ``meta["reward"]`` (an env's episode
+reward), else the newest total of any spec. The advantage is ``meta["advantage"]``.
 """
 
 from __future__ import annotations
@@ -70,18 +70,16 @@ def job_spec_hash(job: RolloutJobRow) -> str | None:
         return None
 
 
-async def _totals(session: AsyncSession, ids: list[uuid.UUID], digest: str | None) -> dict[uuid.UUID, float | None]:
+async def _totals(session: AsyncSession, ids: list[uuid.UUID],
+                  digest: str | None) -> dict[uuid.UUID, tuple[float | None, bool]]:
+    """Each trajectory's stored total: the job spec's (exact=True), else the newest of any spec."""
     stmt = (select(RewardRow.trajectory_id, RewardRow.spec_hash, RewardRow.score)
             .where(RewardRow.trajectory_id.in_(ids), RewardRow.component == _TOTAL)
             .order_by(RewardRow.created_at))
-    out: dict[uuid.UUID, float | None] = {}
-    exact: set[uuid.UUID] = set()
+    out: dict[uuid.UUID, tuple[float | None, bool]] = {}
     for traj_id, row_hash, score in (await session.execute(stmt)).all():
-        if row_hash == digest:
-            out[traj_id] = score
-            exact.add(traj_id)
-        elif traj_id not in exact:
-            out[traj_id] = score  # newest other spec, until the job's own spec shows up
+        if row_hash == digest or not out.get(traj_id, (None, False))[1]:
+            out[traj_id] = (score, row_hash == digest)
     return out
 
 
@@ -92,9 +90,18 @@ def _page_query(job_id: uuid.UUID, offset: int, limit: int) -> Any:
             .offset(offset).limit(limit))
 
 
-def _advantage(meta: dict[str, Any]) -> float | None:
-    value = meta.get("advantage")
+def _number(meta: dict[str, Any], key: str) -> float | None:
+    value = meta.get(key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _reward(row: TrajectoryRow, totals: dict[uuid.UUID, tuple[float | None, bool]]) -> float | None:
+    # The job's own spec total is what its advantage was computed from; an env-only job has just meta.
+    total, exact = totals.get(row.id, (None, False))
+    if exact:
+        return total
+    from_meta = _number(row.meta or {}, "reward")
+    return from_meta if from_meta is not None else total
 
 
 async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
@@ -113,8 +120,8 @@ async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
                 keep.append(row)
             last_key = key  # rows come newest attempt first, so older attempts follow and are skipped
         totals = await _totals(session, [r.id for r in keep], digest)
-        yield [ExportItem(trajectory_of(r), task_id=r.task_id, reward=totals.get(r.id),
-                          advantage=_advantage(r.meta or {})) for r in keep]
+        yield [ExportItem(trajectory_of(r), task_id=r.task_id, reward=_reward(r, totals),
+                          advantage=_number(r.meta or {}, "advantage")) for r in keep]
         session.expunge_all()  # keep memory flat on large jobs
 
 

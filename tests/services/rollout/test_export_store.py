@@ -43,7 +43,7 @@ async def _store_job(session) -> tuple[RolloutJobRow, dict[str, TrajectoryRow]]:
         "a1-old": _traj(job, groups[0], 1, stop_reason="api_error", meta={"error": "upstream down"}),
         "a1": _traj(job, groups[0], 1, attempt=1),
         "b0": _traj(job, groups[1], 0, loss_mask=[1, 1]),  # misaligned: tokens dropped, row kept
-        "b1": _traj(job, groups[1], 1),
+        "b1": _traj(job, groups[1], 1, meta={"advantage": 0.5, "reward": 0.9}),
         "b2-cut": _traj(job, groups[1], 2, meta={"cut": "slowest member beyond group_size"}),
     }
     session.add_all(rows.values())
@@ -63,13 +63,30 @@ async def test_pages_keep_the_newest_attempt_skip_cut_members_and_pick_the_jobs_
     assert [item.trajectory.id for item in items] == [str(rows[k].id) for k in ("a0", "a1", "b0", "b1")]
     by_id = {item.trajectory.id: item for item in items}
     assert by_id[str(rows["a1"].id)].reward == 0.0 and by_id[str(rows["a1"].id)].advantage == 0.5
-    assert by_id[str(rows["b1"].id)].reward == 0.7  # the job's own spec, not the other one
+    assert by_id[str(rows["b1"].id)].reward == 0.7  # the job's own spec, not the other one nor meta
     assert by_id[str(rows["b0"].id)].reward is None
     kept_b0 = by_id[str(rows["b0"].id)].trajectory
     assert kept_b0.tokens is None and "token data dropped" in kept_b0.metadata["export_error"]
     a0 = by_id[str(rows["a0"].id)].trajectory
     assert a0.tokens is not None and a0.tokens.logprobs == [-0.1, None, -0.3]
     assert items[0].task_id == "task-a" and a0.group_id == str(rows["a0"].group_id)
+
+
+async def test_without_the_jobs_spec_the_reward_comes_from_meta_then_any_stored_total(session) -> None:
+    job = RolloutJobRow(spec={"group_size": 2}, total_groups=1)  # an env-only job: no reward spec
+    session.add(job)
+    await session.flush()
+    group = TrajectoryGroupRow(job_id=job.id, task_id="env-task")
+    session.add(group)
+    await session.flush()
+    env_scored = _traj(job, group, 0, meta={"reward": 1.0, "advantage": 1.0})
+    rescored = _traj(job, group, 1, meta={})
+    session.add_all([env_scored, rescored])
+    await session.flush()
+    session.add(_total(rescored, 0.25, "e" * 64))  # a later rescore with another spec
+    await session.flush()
+    items = [item async for page in iter_job_items(session, job.id) for item in page]
+    assert [(item.reward, item.advantage) for item in items] == [(1.0, 1.0), (0.25, None)]
 
 
 async def test_export_job_writes_parquet_and_jsonl_files(session, tmp_path) -> None:
