@@ -1,126 +1,125 @@
-"""``trajforge demo``: the main job on embedded defaults (SQLite, in-process work, local key).
+"""``trajforge demo``: the main job end to end on embedded defaults (SQLite, in-process work, local key).
 
-It starts the all-in-one app on loopback, uploads samples of the real public
-trajectories through the REST API, and prints what it stored and found.
+1. sample recorded tool-use conversations from the public data, store them
+   through the REST API and clean them with the default pipeline;
+2. turn the shortest kept rows into tasks (prompt = everything before the first
+   assistant reply, reference = that reply's tool calls) and roll them out in
+   groups against the local engine through ``POST /v1/rollouts``;
+3. scores come from the job's reward spec, advantages from the job (or, when it
+   stored none, from ``POST /v1/advantages``);
+4. export token-level Parquet and JSONL, and print what happened.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from shared.bootstrap import prepare_embedded
+from services.demo_clean import DEMO_FILES, CleanSummary, clean_sample, pick_tasks
+from services.demo_report import clean_tables, group_stats, groups_table
+from services.rollout.cli import write_exports
+from services.rollout.progress import follow_job, job_summary_table
 from shared.client import Client
 from shared.data import data_dir
-from shared.jsonl import iter_jsonl_path
-from shared.schema import Trajectory
-from shared.settings import Settings, get_settings
+from shared.errors import TrajforgeError
+from shared.settings import get_settings
 
-__all__ = ["register"]
+__all__ = ["demo", "job_body", "register"]
 
 console = Console()
 
-
-def _start_server(port: int, settings: Settings) -> Any:
-    import uvicorn
-
-    from services.app import create_all_in_one_app
-
-    quiet = settings.model_copy(update={"log_level": "WARNING"})
-    server = uvicorn.Server(uvicorn.Config(create_all_in_one_app(quiet), host="127.0.0.1", port=port,
-                                           log_config=None, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the embedded server did not start within 60 s")
-        time.sleep(0.05)
-    return server
+#: The job's reward: the graded tool-call match; format is reported as a metric only.
+DEMO_REWARD = {"components": [{"name": "tool_call", "weight": 1.0}, {"name": "format", "weight": 0.0}]}
 
 
-def demo(rows_per_file: int = typer.Option(50, help="Rows sampled from each data file."),
-         port: int = typer.Option(0, help="Loopback port (0 picks a free one).")) -> None:
-    """Run the main job on embedded defaults and print what it did."""
-    settings = get_settings()
-    data = data_dir()
-    files = sorted(data.glob("*.jsonl"))
-    if not files:
-        console.print(f"[red]no JSONL files in {data}; set TRAJFORGE_SHARED_DATA_DIR[/red]")
-        raise typer.Exit(2)
-    key, key_path, _ = prepare_embedded(settings)
-    console.print(f"database: {settings.effective_database_url}\nAPI key: {key_path}")
-    port = port or _free_port()
-    server = _start_server(port, settings)
-    table = Table(title="datasets stored through the REST API")
-    for col in ("file", "rows", "invalid", "assistant turns", "tool calls", "dataset id"):
-        table.add_column(col)
-    samples: list[bytes] = []
-    with Client(f"http://127.0.0.1:{port}", api_key=key) as client:
-        with Progress(console=console) as progress:
-            task = progress.add_task("uploading samples", total=len(files))
-            for path in files:
-                body, stats = _read_sample(path, rows_per_file)
-                samples.append(body if body.endswith(b"\n") else body + b"\n")
-                info = client.upload_dataset(path.stem, body)
-                table.add_row(path.stem, str(info["row_count"]), str(info["invalid_count"]), str(stats["turns"]),
-                              str(stats["tool_calls"]), info["id"][:8])
-                progress.advance(task)
+def job_body(tasks: list[dict[str, Any]], *, group_size: int, max_turns: int,
+             max_tokens_per_turn: int) -> dict[str, Any]:
+    """The ``POST /v1/rollouts`` body of the demo job (local engine, the tasks' own tool schemas)."""
+    return {
+        "tasks": tasks, "group_size": group_size,
+        "sampling": {"temperature": 0.8, "top_p": 0.95, "seed": 1234},
+        "limits": {"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn,
+                   "max_total_tokens": 4096, "timeout_s": 600, "parse_failure_policy": "observe"},
+        "reward": DEMO_REWARD, "mode": "tokens", "shard_size": 1,
+    }
+
+
+def _clean(client: Client, rows_per_file: int) -> CleanSummary:
+    columns = (TextColumn("cleaning"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    summary = CleanSummary()
+    with Progress(*columns, console=console) as progress:
+        bar = progress.add_task("", total=len(DEMO_FILES))
+        for name in DEMO_FILES:
+            progress.update(bar, description=name)
+            part = clean_sample(client, files=(name,), rows_per_file=rows_per_file)
+            summary.per_file |= part.per_file
+            summary.drop_reasons.update(part.drop_reasons)
+            summary.kept.extend(part.kept)
+            progress.advance(bar)
+    return summary
+
+
+def _advantages(client: Client, groups: list[list[float | None]]) -> list[list[float]]:
+    answer = client.advantages([{"rewards": g} for g in groups], estimator="grpo")
+    return [[member[0] if member else 0.0 for member in group["advantages"]] for group in answer["groups"]]
+
+
+def _rollout(client: Client, body: dict[str, Any], out: Path) -> tuple[dict[str, Any], list[Path]]:
+    job = client.create_rollout(body)
+    console.print(f"rollout job {job['id']}: {len(body['tasks'])} tasks × group {body['group_size']}")
+    outcome = follow_job(client, job, console=console)
+    with console.status("exporting Parquet and JSONL"):
+        paths = write_exports(client, str(job["id"]), parquet=out / "rollout.parquet", jsonl=out / "rollout.jsonl")
+    return outcome.job, paths
+
+
+def _report(client: Client, summary: CleanSummary, job: dict[str, Any], paths: list[Path]) -> None:
+    for table in clean_tables(summary):
         console.print(table)
-        _clean_combined(client, b"".join(samples))
-    server.should_exit = True
+    console.print(job_summary_table(job))
+    console.print(groups_table(group_stats(paths[0], lambda groups: _advantages(client, groups))))
+    for path in paths:
+        console.print(f"wrote {path.resolve()}")
 
 
-def _clean_combined(client: Client, body: bytes) -> None:
-    """One cleaning job over every sample together, polled with a progress bar."""
-    dataset = client.upload_dataset("demo-combined", body)
-    job = client.create_clean_job(dataset["id"], batch_size=100)
-    with Progress(console=console) as progress:
-        task = progress.add_task("cleaning job", total=job["total"])
-        while job["status"] not in ("succeeded", "failed"):
-            time.sleep(0.2)
-            job = client.clean_job(job["id"])
-            progress.update(task, completed=job["done"])
-    summary = client.clean_job_drop_summary(job["id"])
-    table = Table(title=f"cleaning job {job['id'][:8]}: {job['status']}, kept {job['kept']} of {job['total']}")
-    for col in ("step", "reason", "rows"):
-        table.add_column(col)
-    for item in summary["items"]:
-        table.add_row(str(item["step"]), str(item["reason"]), str(item["count"]))
-    console.print(table)
-    console.print(f"kept {job['kept']} / dropped {job['dropped']} / invalid {job['invalid']} / total {job['total']}")
+def demo(
+    tasks: Annotated[int, typer.Option(min=1, help="Tasks to roll out.")] = 4,
+    group_size: Annotated[int, typer.Option(min=1, max=64, help="Rollouts per task.")] = 4,
+    max_turns: Annotated[int, typer.Option(min=1, help="Policy turns per rollout.")] = 3,
+    max_tokens_per_turn: Annotated[int, typer.Option(min=1, help="Sampled tokens per turn.")] = 48,
+    rows_per_file: Annotated[int, typer.Option(min=1, help="Rows sampled from each data file.")] = 40,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the exports.")] = Path("out/demo"),
+    port: Annotated[int, typer.Option(help="Loopback port (0 picks a free one).")] = 0,
+) -> None:
+    """Run the main job on embedded defaults: clean, roll out in groups, score, export, summarise."""
+    from services.embedded import embedded_server
 
-
-def _read_sample(path: Path, rows: int) -> tuple[bytes, dict[str, int]]:
-    out: list[bytes] = []
-    stats = {"turns": 0, "tool_calls": 0}
-    with open(path, "rb") as fh:
-        for line in fh:
-            if len(out) >= rows:
-                break
-            out.append(line)
-    for record in iter_jsonl_path(path):
-        if record.line_no > rows:
-            break
-        if record.ok:
-            traj = Trajectory.model_validate(record.value)
-            stats["turns"] += sum(m.role == "assistant" for m in traj.messages)
-            stats["tool_calls"] += sum(len(m.tool_calls or []) for m in traj.messages)
-    return b"".join(out), stats
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    settings = get_settings()
+    missing = [name for name in DEMO_FILES if not (data_dir() / name).is_file()]
+    if missing:
+        console.print(f"[red]{', '.join(missing)} not in {data_dir()}; set TRAJFORGE_SHARED_DATA_DIR[/red]")
+        raise typer.Exit(2)
+    console.print(f"database: {settings.effective_database_url}")
+    with embedded_server(settings, port=port) as server, \
+            Client(server.url, api_key=server.api_key, timeout=600.0) as client:
+        summary = _clean(client, rows_per_file)
+        picked = pick_tasks(summary.kept, tasks)
+        if not picked:
+            console.print("[red]no kept row has tools and a recorded tool call; raise --rows-per-file[/red]")
+            raise typer.Exit(1)
+        body = job_body(picked, group_size=group_size, max_turns=max_turns, max_tokens_per_turn=max_tokens_per_turn)
+        try:
+            job, paths = _rollout(client, body, out)
+        except TrajforgeError as exc:
+            console.print(f"[red]the rollout step failed: {type(exc).__name__}: {exc}[/red]")
+            raise typer.Exit(1) from None
+        _report(client, summary, job, paths)
+    if job.get("status") != "succeeded":
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,10 @@ stable ``code``), so callers catch the same classes everywhere.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ import httpx
 from shared import errors as _errors
 from shared.errors import TrajforgeError
 
-__all__ = ["AsyncClient", "Client", "error_from_response"]
+__all__ = ["AsyncClient", "Client", "ServerEvent", "error_from_response", "parse_sse"]
 
 
 def _all_error_classes() -> dict[str, type[TrajforgeError]]:
@@ -58,6 +61,47 @@ def _result(response: httpx.Response) -> Any:
     if response.headers.get("content-type", "").startswith("application/json"):
         return response.json()
     return response.content
+
+
+@dataclass(frozen=True, slots=True)
+class ServerEvent:
+    """One server-sent event: its name and its data (parsed JSON, or the raw text when it is not JSON)."""
+
+    event: str
+    data: Any
+    id: str | None = None
+
+
+def _event(name: str, data_lines: list[str], event_id: str | None) -> ServerEvent:
+    text = "\n".join(data_lines)
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = text
+    return ServerEvent(event=name or "message", data=data, id=event_id)
+
+
+def parse_sse(lines: Iterable[str]) -> Iterator[ServerEvent]:
+    """Server-sent events from a stream of text lines (comments skipped, multi-line data joined)."""
+    name, event_id = "", None
+    data: list[str] = []
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line:
+            if data:
+                yield _event(name, data, event_id)
+            name, data = "", []
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+        elif field == "id":
+            event_id = value
+    if data:  # a stream cut before its blank line still delivers the last event
+        yield _event(name, data, event_id)
 
 
 class _Endpoints(ABC):
@@ -154,6 +198,27 @@ class _Endpoints(ABC):
         """Every trace record of a gateway session, in order."""
         return self._call("GET", f"/v1/sessions/{session_id}/traces")
 
+    def create_rollout(self, spec: dict[str, Any]) -> Any:
+        """Submit a rollout job (tasks, group_size, policy, sampling, limits, tools/env, reward)."""
+        return self._call("POST", "/v1/rollouts", json=spec)
+
+    def rollout(self, job_id: str) -> Any:
+        """A rollout job's status, progress and counts per stop reason."""
+        return self._call("GET", f"/v1/rollouts/{job_id}")
+
+    def rollout_trajectories(self, job_id: str, *, offset: int = 0, limit: int = 100) -> Any:
+        """A page of a rollout job's trajectories: ``{items, next_offset}``."""
+        return self._call("GET", f"/v1/rollouts/{job_id}/trajectories",
+                          params={"offset": offset, "limit": limit, "format": "json"})
+
+    def cancel_rollout(self, job_id: str) -> Any:
+        """Ask a rollout job to stop; in-flight work is cancelled."""
+        return self._call("POST", f"/v1/rollouts/{job_id}/cancel")
+
+    def export_rollout(self, job_id: str, *, format: str = "parquet") -> Any:
+        """A rollout job's export as bytes: token-level ``parquet`` or ``jsonl`` of messages."""
+        return self._call("GET", f"/v1/rollouts/{job_id}/export", params={"format": format})
+
 
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"authorization": f"Bearer {api_key}"} if api_key else {}
@@ -169,7 +234,20 @@ class Client(_Endpoints):
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         return _result(self._http.request(method, path, **kwargs))
 
+    def iter_rollout_events(self, job_id: str) -> Iterator[ServerEvent]:
+        """Follow a rollout job's progress (``progress``, ``group``, then ``end``) as it runs."""
+        with self._http.stream("GET", f"/v1/rollouts/{job_id}/events", timeout=httpx.Timeout(None, connect=10.0),
+                               headers={"accept": "text/event-stream"}) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise error_from_response(response)
+            for event in parse_sse(response.iter_lines()):
+                yield event
+                if event.event == "end":
+                    return
+
     def close(self) -> None:
+        """Close the connection pool."""
         self._http.close()
 
     def __enter__(self) -> Client:

@@ -1,0 +1,103 @@
+"""``trajforge rollout SPEC.yaml``: submit a rollout job, follow it live, print a summary, write exports.
+
+Without ``--url`` it serves the all-in-one app on a loopback port first
+(embedded defaults: SQLite, in-process work, the local key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+
+from services.rollout.progress import follow_job, group_rewards_table, job_summary_table
+from services.rollout.spec_file import RolloutSpecError, load_spec_file
+from shared.client import Client
+from shared.errors import ClientError, TrajforgeError
+from shared.settings import get_settings
+
+__all__ = ["register", "rollout", "write_exports"]
+
+
+@contextmanager
+def _client(url: str | None, api_key: str | None) -> Iterator[Client]:
+    if url:
+        with Client(url, api_key=api_key, timeout=120.0) as client:
+            yield client
+        return
+    from services.embedded import embedded_server
+
+    with embedded_server(get_settings()) as server, Client(server.url, api_key=server.api_key,
+                                                           timeout=120.0) as client:
+        yield client
+
+
+def write_exports(client: Client, job_id: str, *, parquet: Path | None, jsonl: Path | None) -> list[Path]:
+    """Download the job's exports to the given paths; returns the paths written."""
+    written = []
+    for fmt, path in (("parquet", parquet), ("jsonl", jsonl)):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(client.export_rollout(job_id, format=fmt))
+            written.append(path)
+    return written
+
+
+def _submit(client: Client, body: dict[str, Any], err: Console) -> dict[str, Any]:
+    try:
+        job: dict[str, Any] = client.create_rollout(body)
+    except ClientError as exc:  # the server refused the spec: the user's to fix
+        err.print(f"[red]error:[/red] the server refused the job: {exc}")
+        raise typer.Exit(2) from None
+    return job
+
+
+def _run(client: Client, body: dict[str, Any], output: Path | None, jsonl: Path | None) -> None:
+    out, err = Console(), Console(stderr=True)
+    job = _submit(client, body, err)
+    try:
+        outcome = follow_job(client, job, console=err)
+    except KeyboardInterrupt:
+        client.cancel_rollout(str(job["id"]))
+        err.print(f"cancelled rollout {job['id']}")
+        raise typer.Exit(130) from None
+    out.print(job_summary_table(outcome.job))
+    if outcome.group_rewards:
+        out.print(group_rewards_table(outcome.group_rewards))
+    for path in write_exports(client, str(job["id"]), parquet=output, jsonl=jsonl):
+        out.print(f"wrote {path}")
+    if outcome.job.get("status") != "succeeded":
+        raise typer.Exit(1)
+
+
+def rollout(
+    spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Rollout job spec (YAML).")],
+    url: Annotated[str | None, typer.Option("--url", help="A running server (default: start one here).")] = None,
+    api_key: Annotated[str | None, typer.Option("--api-key", envvar="TRAJFORGE_API_KEY",
+                                                help="Key for --url.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the Parquet export here.")] = None,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Write the JSONL export here.")] = None,
+) -> None:
+    """Run a rollout job from SPEC.yaml with a live progress bar, a summary and exports."""
+    err = Console(stderr=True)
+    try:
+        body = load_spec_file(spec)
+    except RolloutSpecError as exc:
+        err.print(f"[red]error:[/red] {spec}: {exc}")
+        raise typer.Exit(2) from None
+    try:
+        with _client(url, api_key) as client:
+            _run(client, body, output, jsonl)
+    except (httpx.TransportError, TrajforgeError) as exc:
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
+        raise typer.Exit(1) from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``rollout`` to the CLI."""
+    app.command("rollout")(rollout)

@@ -1,0 +1,176 @@
+"""Export rollout trajectories for trainers: JSONL of messages and token-level Parquet.
+
+An ``ExportItem`` is one stored trajectory with its task id, reward (the
+weighted total of the job's reward spec) and advantage (``meta["advantage"]``).
+Writers take any iterable of items and write in batches, so a large job is
+never held in memory; ``services.rollout.export_store`` reads a job from the
+database in pages and feeds them here.
+
+Parquet columns (one row per trajectory) and what trainers call them:
+
+============== ========================= ======================================================
+column         type                      verl / TRL name
+============== ========================= ======================================================
+id             string                    (row key)
+group_id       string                    verl ``uid`` (GRPO grouping); TRL groups by prompt
+task_id        string                    the prompt's id
+sample_index   int32                     member of the group
+prompt_ids     list<int32>               verl ``prompts``; TRL ``prompt_ids``
+response_ids   list<int32>               verl ``responses``; TRL ``completion_ids``
+response_mask  list<int8>                verl ``response_mask``; TRL ``completion_mask``
+                                         (1 on policy-sampled tokens, 0 on template/tool tokens)
+logprobs       list<float32> (nullable)  verl ``old_log_probs``; TRL ``old_per_token_logps``
+                                         (null on tokens the policy did not sample)
+reward         float64 (nullable)        verl ``token_level_scores`` summed; TRL ``rewards``
+advantage      float64 (nullable)        the trajectory's scalar advantage
+advantages     list<float32>             verl / TRL ``advantages``: the scalar broadcast on
+                                         sampled tokens, 0 elsewhere
+stop_reason    string                    stop | length | max_turns | ... (DESIGN.md §2)
+turns          int32                     policy turns taken
+messages       string (JSON)             the OpenAI-format conversation
+============== ========================= ======================================================
+
+``input_ids`` is ``prompt_ids + response_ids``; labels are ``input_ids`` with
+-100 wherever ``response_mask`` is 0 (and on the whole prompt).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from shared.jsonl import dumps_line
+from shared.schema import Trajectory
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "PARQUET_SCHEMA",
+    "ExportFormat",
+    "ExportItem",
+    "ParquetSink",
+    "jsonl_row",
+    "parquet_row",
+    "write_jsonl",
+    "write_parquet",
+]
+
+ExportFormat = Literal["parquet", "jsonl"]
+EXPORT_FORMATS: tuple[str, ...] = ("parquet", "jsonl")
+
+PARQUET_SCHEMA = pa.schema([
+    ("id", pa.string()),
+    ("group_id", pa.string()),
+    ("task_id", pa.string()),
+    ("sample_index", pa.int32()),
+    ("prompt_ids", pa.list_(pa.int32())),
+    ("response_ids", pa.list_(pa.int32())),
+    ("response_mask", pa.list_(pa.int8())),
+    ("logprobs", pa.list_(pa.float32())),
+    ("reward", pa.float64()),
+    ("advantage", pa.float64()),
+    ("advantages", pa.list_(pa.float32())),
+    ("stop_reason", pa.string()),
+    ("turns", pa.int32()),
+    ("messages", pa.string()),
+])
+
+
+@dataclass(slots=True)
+class ExportItem:
+    """One trajectory ready for export."""
+
+    trajectory: Trajectory
+    task_id: str | None = None
+    reward: float | None = None
+    advantage: float | None = None
+
+
+def _token_columns(traj: Trajectory, advantage: float) -> dict[str, list[Any]]:
+    tokens = traj.tokens
+    if tokens is None:  # message-mode rollouts carry no token data
+        return {"prompt_ids": [], "response_ids": [], "response_mask": [], "logprobs": [], "advantages": []}
+    n = len(tokens.response_ids)
+    # A missing loss mask means every response token was sampled (single-turn engines omit it).
+    mask = list(tokens.loss_mask) if tokens.loss_mask else [1] * n
+    logprobs = list(tokens.logprobs) if tokens.logprobs else [None] * n
+    return {
+        "prompt_ids": list(tokens.prompt_ids),
+        "response_ids": list(tokens.response_ids),
+        "response_mask": mask,
+        "logprobs": [lp if m else None for lp, m in zip(logprobs, mask, strict=True)],
+        "advantages": [advantage if m else 0.0 for m in mask],
+    }
+
+
+def parquet_row(item: ExportItem) -> dict[str, Any]:
+    """The Parquet row of one trajectory (token columns aligned to ``response_ids``)."""
+    traj = item.trajectory
+    messages = [m.to_openai() for m in traj.messages]
+    return {
+        "id": traj.id, "group_id": traj.group_id, "task_id": item.task_id, "sample_index": traj.sample_index,
+        **_token_columns(traj, item.advantage or 0.0),
+        "reward": item.reward, "advantage": item.advantage, "stop_reason": traj.stop_reason,
+        "turns": traj.turns, "messages": json.dumps(messages, ensure_ascii=False),
+    }
+
+
+def jsonl_row(item: ExportItem) -> dict[str, Any]:
+    """The JSONL row of one trajectory: ``Trajectory.to_row()`` plus task id, reward and advantage."""
+    return {**item.trajectory.to_row(), "task_id": item.task_id, "reward": item.reward,
+            "advantage": item.advantage}
+
+
+def _batches(items: Iterable[ExportItem], size: int) -> Iterator[list[ExportItem]]:
+    batch: list[ExportItem] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class ParquetSink:
+    """A Parquet file written one record batch at a time."""
+
+    def __init__(self, where: str | IO[bytes]) -> None:
+        self._writer = pq.ParquetWriter(where, PARQUET_SCHEMA, compression="zstd")
+        self.rows = 0
+
+    def write(self, items: list[ExportItem]) -> None:
+        """Append one batch of trajectories as a row group."""
+        if items:
+            self._writer.write_batch(pa.RecordBatch.from_pylist([parquet_row(i) for i in items],
+                                                                schema=PARQUET_SCHEMA))
+            self.rows += len(items)
+
+    def close(self) -> None:
+        """Finish the file (an empty export is still a valid file with the schema)."""
+        self._writer.close()
+
+
+def write_parquet(items: Iterable[ExportItem], where: str | IO[bytes], *, batch_rows: int = 256) -> int:
+    """Write items as token-level Parquet in row groups of ``batch_rows``; returns rows written."""
+    sink = ParquetSink(where)
+    try:
+        for batch in _batches(items, batch_rows):
+            sink.write(batch)
+    finally:
+        sink.close()
+    return sink.rows
+
+
+def write_jsonl(items: Iterable[ExportItem], out: IO[bytes]) -> int:
+    """Write items as JSONL (one trajectory per line); returns rows written."""
+    count = 0
+    for item in items:
+        out.write(dumps_line(jsonl_row(item)))
+        count += 1
+    return count
+

@@ -1,0 +1,155 @@
+"""Read a rollout job's stored trajectories in pages and export them to a file.
+
+Only the newest attempt of each (task, member) is exported, and members cut by
+over-sampling (``meta["cut"]``) are left out: a trainer wants exactly the
+group it would have been given live. The reward is the stored total of the
+job's own reward spec; without one, ``meta["reward"]`` (an env's episode
+reward), else the newest total of any spec. The advantage is ``meta["advantage"]``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from services.reward.spec import RewardSpec, spec_hash
+from services.rollout.export import ExportFormat, ExportItem, ParquetSink, jsonl_row
+from shared.db.models import RewardRow, RolloutJobRow, TrajectoryRow
+from shared.errors import NotFound
+from shared.jsonl import dumps_line
+from shared.schema import Trajectory
+
+__all__ = ["export_job", "iter_job_items", "job_spec_hash", "trajectory_of"]
+
+#: Component name of the stored per-trajectory total (services/reward/repository.py).
+_TOTAL = "total"
+
+
+def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
+    if row.response_ids is None:
+        return None
+    return {"prompt_ids": row.prompt_ids or [], "response_ids": row.response_ids, "loss_mask": row.loss_mask or [],
+            "logprobs": row.logprobs or [], "weight_version": row.weight_version}
+
+
+def trajectory_of(row: TrajectoryRow) -> Trajectory:
+    """The schema view of a stored trajectory, token data included.
+
+    Token arrays that do not line up are dropped (and the reason kept in
+    metadata) rather than losing the whole trajectory.
+    """
+    data: dict[str, Any] = {"id": str(row.id), "group_id": str(row.group_id) if row.group_id else None,
+            "sample_index": row.sample_index, "messages": row.messages or [], "tools": row.tools or [],
+            "turns": row.turns, "stop_reason": row.stop_reason, "truncated": row.truncated,
+            "tokens": _tokens(row), "steps": row.steps or [], "metadata": row.meta or {}}
+    try:
+        return Trajectory.model_validate(data)
+    except ValidationError as exc:
+        if data["tokens"] is None:
+            raise
+        meta = {**(row.meta or {}), "export_error": f"token data dropped: {exc.errors()[0]['msg']}"}
+        return Trajectory.model_validate({**data, "tokens": None, "metadata": meta})
+
+
+def job_spec_hash(job: RolloutJobRow) -> str | None:
+    """Hash of the reward spec the job was submitted with (None when it has none or it is unreadable)."""
+    raw = (job.spec or {}).get("reward")
+    if raw is None:
+        return None
+    try:
+        return spec_hash(RewardSpec.model_validate(raw))
+    except ValidationError:
+        return None
+
+
+async def _totals(session: AsyncSession, ids: list[uuid.UUID],
+                  digest: str | None) -> dict[uuid.UUID, tuple[float | None, bool]]:
+    """Each trajectory's stored total: the job spec's (exact=True), else the newest of any spec."""
+    stmt = (select(RewardRow.trajectory_id, RewardRow.spec_hash, RewardRow.score)
+            .where(RewardRow.trajectory_id.in_(ids), RewardRow.component == _TOTAL)
+            .order_by(RewardRow.created_at))
+    out: dict[uuid.UUID, tuple[float | None, bool]] = {}
+    for traj_id, row_hash, score in (await session.execute(stmt)).all():
+        if row_hash == digest or not out.get(traj_id, (None, False))[1]:
+            out[traj_id] = (score, row_hash == digest)
+    return out
+
+
+def _page_query(job_id: uuid.UUID, offset: int, limit: int) -> Any:
+    return (select(TrajectoryRow).where(TrajectoryRow.job_id == job_id)
+            .order_by(TrajectoryRow.task_id, TrajectoryRow.sample_index, TrajectoryRow.attempt.desc(),
+                      TrajectoryRow.id)
+            .offset(offset).limit(limit))
+
+
+def _number(meta: dict[str, Any], key: str) -> float | None:
+    value = meta.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _reward(row: TrajectoryRow, totals: dict[uuid.UUID, tuple[float | None, bool]]) -> float | None:
+    # The job's own spec total is what its advantage was computed from; an env-only job has just meta.
+    total, exact = totals.get(row.id, (None, False))
+    if exact:
+        return total
+    from_meta = _number(row.meta or {}, "reward")
+    return from_meta if from_meta is not None else total
+
+
+async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
+                         page_size: int = 256) -> AsyncIterator[list[ExportItem]]:
+    """Yield the job's exportable trajectories one page at a time (newest attempt, cut members skipped)."""
+    job = await session.get(RolloutJobRow, job_id)
+    if job is None:
+        raise NotFound(f"no rollout job with id {job_id}")
+    digest, offset, last_key = job_spec_hash(job), 0, None
+    while rows := list((await session.scalars(_page_query(job_id, offset, page_size))).all()):
+        offset += len(rows)
+        keep = []
+        for row in rows:
+            key = (row.task_id, row.sample_index)
+            if key != last_key and not (row.meta or {}).get("cut"):
+                keep.append(row)
+            last_key = key  # rows come newest attempt first, so older attempts follow and are skipped
+        totals = await _totals(session, [r.id for r in keep], digest)
+        yield [ExportItem(trajectory_of(r), task_id=r.task_id, reward=_reward(r, totals),
+                          advantage=_number(r.meta or {}, "advantage")) for r in keep]
+        session.expunge_all()  # keep memory flat on large jobs
+
+
+async def export_job(session: AsyncSession, job_id: uuid.UUID, *, fmt: ExportFormat,
+                     directory: Path | None = None, page_size: int = 256) -> Path:
+    """Write the job's export to a new temporary file and return its path (the caller removes it)."""
+    fd, name = tempfile.mkstemp(prefix=f"rollout-{job_id}-", suffix=f".{fmt}", dir=directory)
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if fmt == "parquet":
+                await _write_parquet(session, job_id, out, page_size)
+            else:
+                async for page in iter_job_items(session, job_id, page_size=page_size):
+                    out.writelines(dumps_line(jsonl_row(item)) for item in page)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+async def _write_parquet(session: AsyncSession, job_id: uuid.UUID, out: Any, page_size: int) -> None:
+    sink: ParquetSink | None = None
+    try:
+        async for page in iter_job_items(session, job_id, page_size=page_size):
+            sink = sink or ParquetSink(out)
+            sink.write(page)
+        sink = sink or ParquetSink(out)
+    finally:
+        if sink is not None:
+            sink.close()
