@@ -158,6 +158,11 @@ class EnvExecutor:
             self._record()
         return ToolResult(content=text)
 
+    @property
+    def episode_done(self) -> bool:
+        """True once a step ended the env's episode (the trajectory stops there)."""
+        return bool(self.trajectory.metadata.get("env_done"))
+
     def _record(self) -> None:
         first = next(iter(self.tools.values()))
         meta = self.trajectory.metadata

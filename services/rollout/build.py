@@ -118,7 +118,8 @@ async def _tools(spec: RolloutRunSpec, settings: Settings, runtime: RolloutRunti
 
         def per_trajectory(traj: Trajectory) -> ToolExecutor:
             env = env_registry().get(env_spec.name, **env_spec.kwargs)
-            ex = EnvExecutor(env, traj, reset_with=traj.metadata.get("env_task"), seed=traj.sample_index)
+            ex = EnvExecutor(env, traj, reset_with=traj.metadata.get("env_task"),
+                              seed=traj.metadata.get("env_seed"))
             runtime.executors.append(ex)
             return ex
 
