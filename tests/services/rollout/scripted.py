@@ -3,7 +3,7 @@
 Fixed replies chosen by the first user message and the turn (labelled scripted:
 the real model is too small to produce known tool calls). It is message-mode
 only, so jobs using it run in message mode. ``policy.backend.model`` carries
-its knobs as ``delay=<seconds>``. Also registers ``hanging``, an env whose one
+its knobs as ``delay=<seconds>`` (four times as long for a task saying 'slow'). Also registers ``hanging``, an env whose one
 tool sleeps longer than any test's tool timeout.
 """
 
@@ -49,8 +49,8 @@ class ScriptedPolicy:
     async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
                    sampling: SamplingParams, extra_body: dict[str, Any] | None = None) -> PolicyOutput:
         """One scripted assistant turn."""
-        await asyncio.sleep(self.delay_s)
         user = next(str(m.get("content")) for m in messages if m["role"] == "user")
+        await asyncio.sleep(self.delay_s * (4 if "slow" in user else 1))
         if "down" in user:
             raise UpstreamUnavailable("scripted upstream is down")
         turn = sum(1 for m in messages if m["role"] == "assistant")

@@ -16,7 +16,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from services.rollout import service, tasks  # noqa: F401 - tasks registers rollout.run_shard
+import services.rollout.tasks  # noqa: F401 - registers rollout.run_shard
+from services.rollout import service
 from services.rollout.schemas import RolloutJobCreate
 from shared.db.models import RewardRow, TrajectoryGroupRow, TrajectoryRow
 from shared.db.session import create_engine_for, make_sessionmaker
