@@ -15,12 +15,11 @@ __all__ = ["sandbox_tools"]
 
 async def sandbox_tools(names: list[str], settings: Settings) -> tuple[list[Tool], SandboxPool | None]:
     """Tools for ``names`` (python, bash, memory_search) and the pool to close after the shard."""
-    tools: list[Tool] = []
-    pool: SandboxPool | None = None
-    if {"python", "bash"} & set(names):
-        pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
-                                 uid_base=settings.tools_uid_base).start()
-    makers: dict[str, Any] = {"python": lambda: PythonTool(pool), "bash": lambda: BashTool(pool),
-                              "memory_search": lambda: MemorySearchTool(MemoryStore())}
-    tools.extend(makers[n]() for n in names if n in makers)
+    tools: list[Tool] = [MemorySearchTool(MemoryStore())] if "memory_search" in names else []
+    if not {"python", "bash"} & set(names):
+        return tools, None
+    pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
+                             uid_base=settings.tools_uid_base).start()
+    makers: dict[str, Any] = {"python": PythonTool, "bash": BashTool}
+    tools.extend(makers[n](pool) for n in names if n in makers)
     return tools, pool

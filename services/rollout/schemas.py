@@ -107,8 +107,8 @@ class RolloutRunSpec(BaseModel):
     group_size: int = Field(ge=1, le=64)
     oversample: int = Field(0, ge=0, le=64)
     policy: PolicySpec = Field(default_factory=PolicySpec)
-    sampling: SamplingParams = Field(default_factory=SamplingParams)
-    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    sampling: SamplingParams = Field(default_factory=lambda: SamplingParams.model_validate({}))
+    limits: LimitsSpec = Field(default_factory=lambda: LimitsSpec.model_validate({}))
     tools: list[str] | None = None
     env: EnvSpec | None = None
     reward: dict[str, Any] | None = None

@@ -50,8 +50,8 @@ def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: 
         out.scored.append(scored)
         out.rewards.append(_reward(traj, scored))
     present = [i for i, r in enumerate(out.rewards) if r is not None]
-    values = grpo([out.rewards[i] or 0.0 for i in present]) if present else []
-    by_member = {i: float(v) for i, v in zip(present, values, strict=True)}
+    values = [float(v) for v in grpo([out.rewards[i] or 0.0 for i in present])] if present else []
+    by_member = {i: v for i, v in zip(present, values, strict=True)}
     out.advantages = [by_member.get(i) for i in range(len(trajs))]
     for traj, reward, adv in zip(trajs, out.rewards, out.advantages, strict=True):
         traj.metadata["reward"], traj.metadata["advantage"] = reward, adv

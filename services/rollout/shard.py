@@ -137,12 +137,13 @@ class ShardRun:
         return {"stored": self.stored, "cancelled": self.cancelled, "groups": len(groups)}
 
     async def _one(self, runtime: RolloutRuntime, group: OpenGroup) -> bool:
-        assert runtime.engine is not None
-        result = await runtime.engine.run_group(_prompt(group), self.spec.group_size)
+        engine = runtime.engine
+        assert engine is not None
+        result = await engine.run_group(_prompt(group), self.spec.group_size)
         for traj in result.trajectories:
             traj.group_id = str(group.id)
         scores = score_group(result.trajectories, self.reward_spec, group.task.get("ground_truth"))
-        stored = await self._db_call(lambda s: self._store(s, group, result, scores, runtime.engine.mode))
+        stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
         if stored:
             self.stored += 1
             await self._publish(group, result)

@@ -175,3 +175,14 @@ async def test_unparseable_tool_calls_are_recorded(live: Live) -> None:
     rows = await _trajectories(live, job_id)
     assert {r.stop_reason for r in rows} == {"tool_error"}
     assert rows[0].steps[0]["parse_statuses"] == ["invalid_json"] and rows[0].meta["error_code"] == "parse_error"
+
+
+async def test_built_in_tools_come_from_the_tool_manager(live: Live) -> None:
+    job_id = await live.create(job_body("What is the status of item A1?", env=None, tools=["calculator"],
+                                        reward=None, limits={"max_turns": 2}))
+    await live.dispatcher.drain()
+    rows = await _trajectories(live, job_id)
+    assert [t["function"]["name"] for t in rows[0].tools] == ["calculator"]
+    assert "unknown tool 'query_status'" in rows[0].messages[2]["content"]  # the scripted call names an env tool
+    assert rows[0].steps[0]["tool_statuses"][0]["error_type"] == "unknown_tool"
+    assert rows[0].stop_reason == "max_turns" and rows[0].meta["reward"] is None
