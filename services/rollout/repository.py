@@ -25,6 +25,7 @@ __all__ = [
     "add_job",
     "cancel_pending_groups",
     "claim_group",
+    "count_groups",
     "count_open_groups",
     "fail_group",
     "get_job",
@@ -119,6 +120,13 @@ async def cancel_pending_groups(session: AsyncSession, job_id: uuid.UUID) -> Non
                           .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.status == "pending")
                           .values(status="cancelled"))
     await session.flush()
+
+
+async def count_groups(session: AsyncSession, job_id: uuid.UUID, *, status: str) -> int:
+    """Groups of the job in one status."""
+    stmt = (select(func.count()).select_from(TrajectoryGroupRow)
+            .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.status == status))
+    return int(await session.scalar(stmt) or 0)
 
 
 async def count_open_groups(session: AsyncSession, job_id: uuid.UUID) -> int:

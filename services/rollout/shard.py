@@ -155,10 +155,10 @@ class ShardRun:
         if not await repo.claim_group(session, group.id, _summary(result, scores, mode)):
             return False  # stored by an earlier run, or cancelled meanwhile
         rows = repo.trajectory_rows(self.job_id, group.id, group.task_id, result.trajectories, attempt=0)
-        await repo.write_trajectories(session, rows)
+        if await repo.write_trajectories(session, rows):  # rows already there were counted when written
+            job.counts = _counts(job.counts, result.trajectories)
         await self._record_scores(session, rows, scores)
-        job.done_groups += 1
-        job.counts = _counts(job.counts, result.trajectories)
+        job.done_groups = await repo.count_groups(session, self.job_id, status="done")
         await settle_job(session, job)
         return True
 

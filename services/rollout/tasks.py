@@ -26,6 +26,13 @@ async def run_shard(ctx: TaskContext, *, job_id: str, shard_index: int) -> dict[
     except _TRANSIENT as exc:
         # In-process there is no retry, and a broker's retries run out: record it, never leave the job open.
         if ctx.settings.is_embedded or ctx.attempt >= MAX_SHARD_ATTEMPTS:
-            await service.fail_shard(ctx.sessionmaker, uuid.UUID(job_id), shard_index, f"{type(exc).__name__}: {exc}")
+            await _fail(ctx, job_id, shard_index, exc)
             return {"failed": str(exc)}
         raise
+    except Exception as exc:
+        await _fail(ctx, job_id, shard_index, exc)  # a shard that cannot run fails its groups, not silently
+        raise
+
+
+async def _fail(ctx: TaskContext, job_id: str, shard_index: int, exc: BaseException) -> None:
+    await service.fail_shard(ctx.sessionmaker, uuid.UUID(job_id), shard_index, f"{type(exc).__name__}: {exc}")

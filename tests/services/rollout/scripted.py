@@ -76,5 +76,10 @@ class HangingEnv(Env):
         return [{"type": "function", "function": {"name": "wait", "parameters": {"type": "object"}}}]
 
 
+def _broken(**_: Any) -> ScriptedPolicy:
+    raise RuntimeError("this policy cannot be built")
+
+
 register_policy("scripted", ScriptedPolicy)
+register_policy("broken", _broken)
 env_registry().register("hanging", HangingEnv)

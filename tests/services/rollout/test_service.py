@@ -117,7 +117,8 @@ async def test_running_a_shard_again_stores_nothing_twice(live: Live) -> None:
     assert rerun["stored"] == 1
     assert len(await _trajectories(live, job_id)) == 2
     async with live.maker() as session:
-        assert (await service.read_job(session, job_id)).status == "succeeded"
+        job = await service.read_job(session, job_id)
+    assert job.status == "succeeded" and job.done_groups == 1 and job.counts["trajectories"] == 2
 
 
 async def test_cancel_stops_in_flight_groups(live: Live) -> None:
@@ -186,3 +187,11 @@ async def test_built_in_tools_come_from_the_tool_manager(live: Live) -> None:
     assert "unknown tool 'query_status'" in rows[0].messages[2]["content"]  # the scripted call names an env tool
     assert rows[0].steps[0]["tool_statuses"][0]["error_type"] == "unknown_tool"
     assert rows[0].stop_reason == "max_turns" and rows[0].meta["reward"] is None
+
+
+async def test_a_shard_that_cannot_start_fails_its_job_instead_of_hanging(live: Live) -> None:
+    job_id = await live.create(job_body("A1?", policy={"backend": {"name": "broken"}}))
+    await live.dispatcher.drain()
+    async with live.maker() as session:
+        job = await service.read_job(session, job_id)
+    assert job.status == "failed" and "cannot be built" in (job.error or "")
