@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
     # Module prefixes a score request may load user reward processors from; empty refuses them all.
     reward_processor_modules: list[str] = Field(default_factory=list)
+    # Policy calls in flight per rollout shard (one request per trajectory turn).
+    rollout_concurrency: int = Field(64, ge=1, le=4096)
+    # How often a running shard checks for cancellation and the events stream polls the job.
+    rollout_poll_s: float = Field(0.5, gt=0, le=60)
     # Local CPU engine: an HF model directory, a .gguf file, or empty for the bundled SmolLM2.
     local_model: str = ""
     # Name the OpenAI routes answer to; empty means the model's own name.

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+import services.rollout.tasks  # noqa: F401 - registers the rollout queue tasks for the in-process dispatcher
+from services.rollout.export_routes import export_router
+from services.rollout.routes import router
 from shared.settings import Settings
-from shared.web import ServiceSpec, create_app as _create_app
+from shared.web import ServiceSpec
+from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 
-SERVICE = ServiceSpec(name="rollout", uses_redis=True)
+SERVICE = ServiceSpec(
+    name="rollout",
+    routers=[router, export_router],
+    uses_redis=True,
+    description="Group rollouts against a policy with tools or an env: token-exact, scored, crash-safe.",
+)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -109,6 +109,8 @@ class Episode:
             if self.turns >= limits.max_turns:
                 raise _Ended("max_turns", True)
             await self._apply_tools(calls, out, step)
+            if getattr(self.tools, "episode_done", False):  # the env ended the episode (see ToolExecutor)
+                raise _Ended("stop", False)
             if limits.max_total_tokens and self.transcript.total_tokens() >= limits.max_total_tokens:
                 raise _Ended("max_total_tokens", True)
 

@@ -11,6 +11,8 @@ thin wrappers that satisfy them.
   ``shared.errors.UpstreamError`` subclasses.
 - ``ToolExecutor``: runs one OpenAI-shaped tool call and returns the
   observation text with a structured status (never only an ``Error:`` prefix).
+  An executor backed by an environment may expose ``episode_done``; once it
+  is true after a turn's tools ran, the trajectory stops with ``stop``.
 - ``ToolCallParser``: raw assistant text -> every attempted call, each with a
   parse status (``ok``, ``invalid_json``, ``unclosed``, ``missing_name``, ...).
 - ``ChatTokenizer``: the subset of a Hugging Face tokenizer the token-level

@@ -14,7 +14,7 @@ from celery import Celery
 
 from shared.settings import Settings
 
-__all__ = ["TASK_MODULES", "celery_app", "configure_celery"]
+__all__ = ["TASK_MODULES", "celery_app", "configure_celery", "load_task_modules"]
 
 #: Service modules whose tasks every worker loads (those that exist are imported).
 TASK_MODULES: tuple[str, ...] = (
@@ -36,6 +36,14 @@ def _existing(modules: tuple[str, ...]) -> list[str]:
         except ModuleNotFoundError:
             continue
     return found
+
+
+def load_task_modules(extra: tuple[str, ...] = ()) -> list[str]:
+    """Import every service's task module that exists (registers its tasks); returns their names."""
+    names = _existing(TASK_MODULES) + list(extra)
+    for name in names:
+        importlib.import_module(name)
+    return names
 
 
 def configure_celery(settings: Settings, *, extra_modules: tuple[str, ...] = ()) -> Celery:

@@ -52,6 +52,9 @@ class InProcessDispatcher:
     """Runs tasks as asyncio tasks in this process (the embedded default)."""
 
     def __init__(self, settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        from shared.queue.app import load_task_modules
+
+        load_task_modules()  # the same task bodies a Celery worker would load
         self._settings = settings
         self._maker = sessionmaker
         self._running: set[asyncio.Task[Any]] = set()

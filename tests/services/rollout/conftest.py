@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,17 @@ def smol_tokenizer() -> Any:
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
     return tok
+
+
+@pytest.fixture(scope="session")
+def local_holder() -> Iterator[Any]:
+    """The real SmolLM2 engine (converted weights cached once per machine) in an EngineHolder."""
+    from services.inference.config import InferenceSettings
+    from services.inference.engine import Engine
+    from services.inference.loader import load_model, resolve_source
+    from services.inference.service import EngineHolder
+
+    loaded = load_model(resolve_source(""), cache_dir=InferenceSettings().cache_dir())
+    engine = Engine(loaded.model, loaded.tokenizer, name=loaded.name, max_batch_size=8)
+    yield EngineHolder(engine=engine)
+    engine.close()

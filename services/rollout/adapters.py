@@ -1,0 +1,201 @@
+"""Adapters from the suite's real components to the rollout engine's ports.
+
+- ``BackendPolicy``: any ``InferenceBackend`` as a ``Policy``. Token mode
+  calls ``generate`` on the ids kept so far; message mode renders the chat
+  with the model's tokenizer and samples the same way (the engine's ids and
+  logprobs are kept), or, without a tokenizer, posts an OpenAI chat request
+  asking for ``return_token_ids`` and ``logprobs``.
+- ``ToolManagerExecutor``: a ``ToolManager`` as a ``ToolExecutor`` with the
+  manager's structured error kind (never a parsed ``Error:`` prefix).
+- ``EnvExecutor``: one fresh env per trajectory, its tools as ``EnvTool``s;
+  the episode reward is written onto the trajectory's metadata as it grows.
+- ``toolcall_parser``: ``shared.toolcalls`` as a ``ToolCallParser``.
+- ``local_token_bridge``: the local engine's tokenizer as a ``TokenBridge``.
+- ``register_policy``: named policy factories beside the backend registry
+  (a scripted policy in tests, a custom policy in a user's worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from services.envs.base import Env, EnvTool
+from services.inference.backends.base import BackendResult, InferenceBackend
+from services.rollout.bridge import TokenBridge
+from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolResult
+from services.tools.manager import ToolManager
+from shared.errors import UpstreamError
+from shared.schema import SamplingParams, Trajectory
+from shared.toolcalls import parse_tool_calls
+
+__all__ = [
+    "POLICY_FACTORIES",
+    "BackendPolicy",
+    "EnvExecutor",
+    "ToolManagerExecutor",
+    "local_token_bridge",
+    "register_policy",
+    "toolcall_parser",
+]
+
+PolicyFactory = Callable[..., Policy]
+#: Extra policies by name (checked before the inference backend registry).
+POLICY_FACTORIES: dict[str, PolicyFactory] = {}
+
+
+def register_policy(name: str, factory: PolicyFactory) -> None:
+    """Make ``factory(**backend_config)`` available as ``policy.backend.name``."""
+    POLICY_FACTORIES[name] = factory
+
+
+def _output(result: BackendResult) -> PolicyOutput:
+    if not result.samples:
+        raise UpstreamError("the inference backend returned no sample")
+    sample = result.samples[0]
+    version = str(result.weight_version) if result.weight_version is not None else None
+    return PolicyOutput(text=sample.text, token_ids=list(sample.token_ids), logprobs=sample.logprobs,
+                        finish_reason=sample.finish_reason or "stop", prompt_tokens=len(result.prompt_ids),
+                        weight_version=version)
+
+
+class BackendPolicy:
+    """An ``InferenceBackend`` as a rollout ``Policy`` (logprobs always requested)."""
+
+    def __init__(self, backend: InferenceBackend, *, tokenizer: Any = None, model: str | None = None) -> None:
+        self.backend, self.tokenizer, self.model = backend, tokenizer, model
+
+    async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
+        """Token in, token out: one sample of ``prompt_ids``."""
+        params = sampling.model_copy(update={"n": 1, "logprobs": True})
+        return _output(await self.backend.generate(list(prompt_ids), params))
+
+    async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
+                   sampling: SamplingParams, extra_body: dict[str, Any] | None = None) -> PolicyOutput:
+        """Message mode: render with the chat template (or ask the server's chat endpoint)."""
+        if self.tokenizer is None:
+            return await self._chat_http(messages, tools, sampling, extra_body)
+        kwargs = {"tools": tools} if tools else {}
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kwargs)
+        ids = list(self.tokenizer.encode(str(text), add_special_tokens=False))
+        out = await self.generate(ids, sampling=sampling)
+        eos = getattr(self.tokenizer, "eos_token_id", None)
+        body = out.token_ids[:-1] if out.token_ids and out.token_ids[-1] == eos else out.token_ids
+        out.text = str(self.tokenizer.decode(body, skip_special_tokens=False))
+        return out
+
+    async def _chat_http(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                         sampling: SamplingParams, extra_body: dict[str, Any] | None) -> PolicyOutput:
+        upstream = getattr(self.backend, "http", None)
+        if upstream is None:
+            raise UpstreamError("this backend has no chat endpoint and no tokenizer for message mode")
+        body: dict[str, Any] = {"model": self.model or getattr(self.backend, "model", None), "messages": messages, **sampling.to_openai(), "n": 1,
+                                "logprobs": True, "return_token_ids": True, **(extra_body or {})}
+        if tools:
+            body["tools"] = tools
+        return _chat_output(await upstream.post_json("/v1/chat/completions", body))
+
+
+def _chat_output(answer: dict[str, Any]) -> PolicyOutput:
+    choice = (answer.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    content = (choice.get("logprobs") or {}).get("content") or []
+    usage = answer.get("usage") or {}
+    return PolicyOutput(text=message.get("content") or "", token_ids=list(choice.get("token_ids") or []),
+                        logprobs=[float(c["logprob"]) for c in content] or None,
+                        finish_reason=choice.get("finish_reason") or "stop",
+                        tool_calls=message.get("tool_calls") or None,
+                        reasoning_content=message.get("reasoning_content"),
+                        prompt_tokens=usage.get("prompt_tokens"))
+
+
+class ToolManagerExecutor:
+    """A ``ToolManager`` as a ``ToolExecutor``; the manager never raises for a bad call."""
+
+    def __init__(self, manager: ToolManager) -> None:
+        self.manager = manager
+
+    def tool_infos(self) -> list[dict[str, Any]]:
+        """OpenAI schemas of the manager's tools."""
+        return [t.model_dump(mode="json", exclude_none=True) for t in self.manager.tool_infos()]
+
+    async def call(self, tool_call: dict[str, Any]) -> ToolResult:
+        """Run the call; the error kind comes from the manager's structured result."""
+        result = await self.manager.call_structured(tool_call)
+        return ToolResult(content=result.content, ok=result.ok, error_type=result.error_kind)
+
+
+class EnvExecutor:
+    """One env for one trajectory: its tools step it; the running reward lands on the trajectory."""
+
+    def __init__(self, env: Env, trajectory: Trajectory, *, reset_with: Any = None, seed: int | None = None) -> None:
+        self.env, self.trajectory = env, trajectory
+        env.reset(reset_with, seed=seed)
+        self.tools = {t.tool_name: t for t in EnvTool.from_env(env)}
+        next(iter(self.tools.values())).reset_episode()
+        self._record()
+
+    def tool_infos(self) -> list[dict[str, Any]]:
+        """Schemas of the env's tools."""
+        return [t.tool_info() for t in self.tools.values()]
+
+    async def call(self, tool_call: dict[str, Any]) -> ToolResult:
+        """Step the env with the call; an unknown tool or a failing step is an error observation."""
+        fn = tool_call.get("function") or {}
+        tool = self.tools.get(str(fn.get("name") or ""))
+        if tool is None:
+            return ToolResult(ok=False, error_type="unknown_tool",
+                              content=f"Error: unknown tool {fn.get('name')!r}; available: {', '.join(self.tools)}")
+        try:
+            args = _arguments(fn.get("arguments"))
+            text = tool(tool.tool_name, args) if self.env.inline_safe else await asyncio.to_thread(
+                tool, tool.tool_name, args)
+        except Exception as exc:  # noqa: BLE001 - an env failing on model input is an observation
+            return ToolResult(ok=False, error_type="tool_exception", content=f"Error: {type(exc).__name__}: {exc}")
+        finally:
+            self._record()
+        return ToolResult(content=text)
+
+    @property
+    def episode_done(self) -> bool:
+        """True once a step ended the env's episode (the trajectory stops there)."""
+        return bool(self.trajectory.metadata.get("env_done"))
+
+    def _record(self) -> None:
+        first = next(iter(self.tools.values()))
+        meta = self.trajectory.metadata
+        meta["env_reward"], meta["env_done"] = first.episode_reward, first.done
+        if first.last_result is not None:
+            meta["env_info"] = dict(first.last_result.info)
+
+    def close(self) -> None:
+        """Release the env."""
+        self.env.close()
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    value = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
+    if not isinstance(value, dict):
+        raise TypeError("tool arguments must be a JSON object")
+    return value
+
+
+def toolcall_parser(family: str = "auto", tools: list[dict[str, Any]] | None = None) -> ToolCallParser:
+    """``shared.toolcalls`` as the engine's parser: every attempted call with its status."""
+
+    def parse(text: str) -> list[ParsedCall]:
+        result = parse_tool_calls(text, family=family, tools=tools)
+        return [ParsedCall(name=c.name or "", arguments=c.arguments, raw=c.raw, status=c.status, error=c.error)
+                for c in result.calls]
+
+    return parse
+
+
+async def local_token_bridge(holder: Any = None) -> TokenBridge:
+    """The local engine's tokenizer and chat template as a ``TokenBridge`` (loads the model once)."""
+    from services.inference.service import get_engine_holder
+
+    engine = await (holder or get_engine_holder()).get()
+    return TokenBridge(engine.tokenizer)

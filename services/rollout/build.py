@@ -1,0 +1,145 @@
+"""From a job spec to a running engine: policy, tools or env, parser, token bridge.
+
+``check_spec`` resolves every name a spec uses (backend, env, reward
+components, parser family) at submission, so a bad name is a 422 then, not a
+failed shard later. ``build_runtime`` builds what one shard runs with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.envs.builtin import register_builtins
+from services.envs.registry import EnvRegistry
+from services.inference.backends.registry import default_registry as backend_registry
+from services.reward.spec import RewardSpec
+from services.rollout.adapters import (
+    POLICY_FACTORIES,
+    BackendPolicy,
+    EnvExecutor,
+    ToolManagerExecutor,
+    local_token_bridge,
+    toolcall_parser,
+)
+from services.rollout.bridge import TokenBridge
+from services.rollout.engine import AsyncRolloutEngine, ToolsSource
+from services.rollout.ports import Policy, ToolExecutor
+from services.rollout.sandbox import sandbox_tools
+from services.rollout.schemas import RolloutRunSpec
+from services.tools.calculator import CalculatorTool
+from services.tools.manager import ToolManager
+from services.tools.sandbox_pool import SandboxPool
+from shared.errors import TrajforgeError, ValidationFailed
+from shared.schema import Trajectory
+from shared.settings import Settings
+from shared.toolcalls import family_names
+
+__all__ = ["RolloutRuntime", "build_runtime", "check_spec", "env_registry", "reward_spec_of"]
+
+_ENVS: EnvRegistry | None = None
+
+
+def env_registry() -> EnvRegistry:
+    """The built-in envs (one registry per process)."""
+    global _ENVS
+    if _ENVS is None:
+        _ENVS = register_builtins(EnvRegistry())
+    return _ENVS
+
+
+def reward_spec_of(spec: RolloutRunSpec) -> RewardSpec | None:
+    """The job's reward spec, or None when it asks for no scoring."""
+    return RewardSpec.model_validate(spec.reward) if spec.reward is not None else None
+
+
+def check_spec(spec: RolloutRunSpec) -> None:
+    """Refuse names no registry knows (422 naming the field)."""
+    backend = spec.policy.backend.name if spec.policy.backend else "local"
+    if backend not in POLICY_FACTORIES and backend not in backend_registry().names():
+        known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
+        raise ValidationFailed(f"unknown policy backend {backend!r}; known: {', '.join(known)}",
+                               param="policy.backend.name")
+    if spec.env is not None and spec.env.name not in env_registry():
+        raise ValidationFailed(f"unknown env {spec.env.name!r}; known: {', '.join(env_registry().names())}",
+                               param="env.name")
+    if spec.tool_parser != "auto" and spec.tool_parser not in family_names():
+        raise ValidationFailed(f"unknown tool parser {spec.tool_parser!r}", param="tool_parser")
+    _check_reward(spec)
+
+
+def _check_reward(spec: RolloutRunSpec) -> None:
+    try:
+        reward = reward_spec_of(spec)
+        if reward is not None:
+            reward.validate_names()
+    except TrajforgeError as exc:
+        raise ValidationFailed(exc.message, param="reward") from None
+    except ValueError as exc:
+        raise ValidationFailed(f"invalid reward spec: {exc}", param="reward") from None
+
+
+@dataclass
+class RolloutRuntime:
+    """One shard's engine plus the per-trajectory executors to close afterwards."""
+
+    engine: AsyncRolloutEngine | None = None
+    executors: list[Any] = field(default_factory=list)
+    pool: SandboxPool | None = None
+
+    async def aclose(self) -> None:
+        """Close every env opened for a trajectory and the shard's sandbox pool."""
+        for ex in self.executors:
+            if isinstance(ex, EnvExecutor):
+                ex.close()
+        self.executors.clear()
+        if self.pool is not None:
+            await self.pool.close()
+            self.pool = None
+
+
+async def _policy(spec: RolloutRunSpec) -> tuple[Policy, TokenBridge | None]:
+    backend = spec.policy.backend
+    name = backend.name if backend else "local"
+    config = {k: v for k, v in (backend.model_dump(exclude={"name"}) if backend else {}).items() if v is not None}
+    if name in POLICY_FACTORIES:
+        policy = POLICY_FACTORIES[name](**config)
+        return policy, getattr(policy, "bridge", None)
+    if name == "local":
+        bridge = await local_token_bridge()
+        return BackendPolicy(backend_registry().create("local"), tokenizer=bridge.tokenizer), bridge
+    model = config.pop("model", None) or spec.policy.model
+    return BackendPolicy(backend_registry().create(name, model=model, **config), model=model), None
+
+
+async def _tools(spec: RolloutRunSpec, settings: Settings, runtime: RolloutRuntime) -> ToolsSource:
+    if spec.env is not None:
+        env_spec = spec.env
+
+        def per_trajectory(traj: Trajectory) -> ToolExecutor:
+            env = env_registry().get(env_spec.name, **env_spec.kwargs)
+            ex = EnvExecutor(env, traj, reset_with=traj.metadata.get("env_task"),
+                              seed=traj.metadata.get("env_seed"))
+            runtime.executors.append(ex)
+            return ex
+
+        return per_trajectory
+    if spec.tools:
+        tools, runtime.pool = await sandbox_tools([n for n in spec.tools if n != "calculator"], settings)
+        if "calculator" in spec.tools:
+            tools.insert(0, CalculatorTool())
+        return ToolManagerExecutor(ToolManager(tools))
+    return None
+
+
+async def build_runtime(spec: RolloutRunSpec, settings: Settings) -> RolloutRuntime:
+    """The engine one shard runs with (the local model loads here on first use)."""
+    policy, bridge = await _policy(spec)
+    mode = spec.mode if bridge is not None else "messages"
+    runtime = RolloutRuntime()
+    tools = await _tools(spec, settings, runtime)
+    runtime.engine = AsyncRolloutEngine(
+        policy, tools=tools, mode=mode, bridge=bridge, sampling_params=spec.sampling,
+        limits=spec.limits.to_limits(), parser=toolcall_parser(spec.tool_parser),
+        concurrency=settings.rollout_concurrency, oversample=spec.oversample)
+    return runtime

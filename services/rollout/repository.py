@@ -1,0 +1,185 @@
+"""Rollout storage: jobs, groups and trajectories (every function flushes; the caller commits).
+
+A group is claimed for writing with a guarded update (``status`` not yet
+terminal), so a redelivered shard that finishes a group someone else already
+stored writes nothing; trajectories go in with ``insert_ignore`` keyed on
+(group_id, sample_index, attempt) and get ids derived from that key.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from shared.db.models import RewardRow, RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
+from shared.db.upsert import insert_ignore
+from shared.errors import NotFound
+from shared.schema import Trajectory
+
+__all__ = [
+    "TERMINAL_GROUP",
+    "add_job",
+    "cancel_pending_groups",
+    "claim_group",
+    "count_groups",
+    "count_open_groups",
+    "fail_group",
+    "get_job",
+    "list_groups",
+    "lock_job",
+    "mark_groups",
+    "open_groups",
+    "page_trajectories",
+    "trajectory_id",
+    "trajectory_rows",
+    "write_trajectories",
+]
+
+TERMINAL_GROUP = ("done", "cancelled", "failed")
+
+
+def trajectory_id(group_id: uuid.UUID, member: int, attempt: int) -> uuid.UUID:
+    """A trajectory's id, derived from its group key (a retry makes the same id)."""
+    return uuid.uuid5(group_id, f"{member}:{attempt}")
+
+
+async def add_job(session: AsyncSession, spec: dict[str, Any], tasks: Sequence[dict[str, Any]],
+                  *, shard_size: int) -> RolloutJobRow:
+    """Store a job and one pending group per task, sharded ``shard_size`` groups apiece."""
+    job = RolloutJobRow(spec=spec, status="pending", total_groups=len(tasks), done_groups=0, counts={})
+    session.add(job)
+    await session.flush()
+    session.add_all(TrajectoryGroupRow(job_id=job.id, task_id=t["id"], shard_index=i // shard_size, task=t,
+                                       status="pending", summary={}) for i, t in enumerate(tasks))
+    await session.flush()
+    return job
+
+
+async def get_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRow:
+    """The job; 404 when there is none."""
+    job = await session.get(RolloutJobRow, job_id, populate_existing=True)
+    if job is None:
+        raise NotFound(f"no rollout job with id {job_id}", param="id")
+    return job
+
+
+async def lock_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRow:
+    """The job row locked for update (counters change under this lock)."""
+    stmt = select(RolloutJobRow).where(RolloutJobRow.id == job_id).with_for_update()
+    job = (await session.execute(stmt.execution_options(populate_existing=True))).scalar_one_or_none()
+    if job is None:
+        raise NotFound(f"no rollout job with id {job_id}", param="id")
+    return job
+
+
+async def open_groups(session: AsyncSession, job_id: uuid.UUID, shard_index: int) -> list[TrajectoryGroupRow]:
+    """The shard's groups not yet done or cancelled, in task order."""
+    stmt = (select(TrajectoryGroupRow)
+            .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.shard_index == shard_index,
+                   TrajectoryGroupRow.status.not_in(TERMINAL_GROUP))
+            .order_by(TrajectoryGroupRow.created_at, TrajectoryGroupRow.task_id))
+    return list((await session.scalars(stmt)).all())
+
+
+async def list_groups(session: AsyncSession, job_id: uuid.UUID, *, status: str | None = None
+                      ) -> list[TrajectoryGroupRow]:
+    """The job's groups (optionally of one status), oldest update first."""
+    stmt = select(TrajectoryGroupRow).where(TrajectoryGroupRow.job_id == job_id)
+    if status is not None:
+        stmt = stmt.where(TrajectoryGroupRow.status == status)
+    stmt = stmt.order_by(TrajectoryGroupRow.updated_at, TrajectoryGroupRow.task_id)
+    return list((await session.scalars(stmt.execution_options(populate_existing=True))).all())
+
+
+async def mark_groups(session: AsyncSession, group_ids: Sequence[uuid.UUID], status: str) -> None:
+    """Set the status of groups that are not terminal yet."""
+    if group_ids:
+        await session.execute(update(TrajectoryGroupRow)
+                              .where(TrajectoryGroupRow.id.in_(list(group_ids)),
+                                     TrajectoryGroupRow.status.not_in(TERMINAL_GROUP))
+                              .values(status=status))
+        await session.flush()
+
+
+async def fail_group(session: AsyncSession, group_id: uuid.UUID, error: str) -> None:
+    """Record that a group could not run at all (its trajectories could not even start)."""
+    await session.execute(update(TrajectoryGroupRow)
+                          .where(TrajectoryGroupRow.id == group_id,
+                                 TrajectoryGroupRow.status.not_in(TERMINAL_GROUP))
+                          .values(status="failed", summary={"error": error}))
+    await session.flush()
+
+
+async def cancel_pending_groups(session: AsyncSession, job_id: uuid.UUID) -> None:
+    """Cancel every group no shard has started."""
+    await session.execute(update(TrajectoryGroupRow)
+                          .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.status == "pending")
+                          .values(status="cancelled"))
+    await session.flush()
+
+
+async def count_groups(session: AsyncSession, job_id: uuid.UUID, *, status: str) -> int:
+    """Groups of the job in one status."""
+    stmt = (select(func.count()).select_from(TrajectoryGroupRow)
+            .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.status == status))
+    return int(await session.scalar(stmt) or 0)
+
+
+async def count_open_groups(session: AsyncSession, job_id: uuid.UUID) -> int:
+    """Groups of the job that are neither done nor cancelled."""
+    stmt = (select(func.count()).select_from(TrajectoryGroupRow)
+            .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.status.not_in(TERMINAL_GROUP)))
+    return int(await session.scalar(stmt) or 0)
+
+
+async def claim_group(session: AsyncSession, group_id: uuid.UUID, summary: dict[str, Any]) -> bool:
+    """Mark a group done unless it is terminal already; True when this caller claimed it."""
+    result = await session.execute(update(TrajectoryGroupRow)
+                                   .where(TrajectoryGroupRow.id == group_id,
+                                          TrajectoryGroupRow.status.not_in(TERMINAL_GROUP))
+                                   .values(status="done", summary=summary))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def trajectory_rows(job_id: uuid.UUID, group_id: uuid.UUID, task_id: str, trajs: Sequence[Trajectory],
+                    *, attempt: int) -> list[dict[str, Any]]:
+    """Table rows of a group's kept trajectories."""
+    return [_row(job_id, group_id, task_id, t, attempt) for t in trajs]
+
+
+def _row(job_id: uuid.UUID, group_id: uuid.UUID, task_id: str, t: Trajectory, attempt: int) -> dict[str, Any]:
+    tokens = t.tokens
+    data = t.to_row()
+    return {"id": trajectory_id(group_id, t.sample_index, attempt), "job_id": job_id, "group_id": group_id,
+            "task_id": task_id, "sample_index": t.sample_index, "attempt": attempt,
+            "status": "failed" if t.metadata.get("error_code") else "finished", "stop_reason": t.stop_reason,
+            "truncated": t.truncated, "turns": t.turns, "messages": data["messages"], "tools": data["tools"],
+            "prompt_ids": tokens.prompt_ids if tokens else None,
+            "response_ids": tokens.response_ids if tokens else None,
+            "loss_mask": tokens.loss_mask if tokens else None, "logprobs": tokens.logprobs if tokens else None,
+            "weight_version": tokens.weight_version if tokens else None,
+            "steps": data.get("steps", []), "meta": t.metadata}
+
+
+async def write_trajectories(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> int:
+    """Insert rows once per (group_id, sample_index, attempt); returns rows newly written."""
+    inserted = await insert_ignore(session, TrajectoryRow, list(rows),
+                                   conflict_columns=["group_id", "sample_index", "attempt"])
+    await session.flush()
+    return inserted
+
+
+async def page_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset: int, limit: int
+                            ) -> list[tuple[TrajectoryRow, float | None]]:
+    """A page of the job's trajectories (task, then member order) with their stored total reward."""
+    total = (select(RewardRow.score).where(RewardRow.trajectory_id == TrajectoryRow.id,
+                                           RewardRow.component == "total")
+             .order_by(RewardRow.created_at.desc()).limit(1).scalar_subquery())
+    stmt = (select(TrajectoryRow, total).where(TrajectoryRow.job_id == job_id)
+            .order_by(TrajectoryRow.task_id, TrajectoryRow.sample_index, TrajectoryRow.attempt)
+            .offset(offset).limit(limit))
+    return [(row, score) for row, score in (await session.execute(stmt)).all()]

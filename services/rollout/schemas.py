@@ -1,0 +1,177 @@
+"""Request and response bodies of the rollout REST API.
+
+Everything a job needs is checked here, at submission: a task without a user
+turn, an unknown tool, env, backend, parser family or reward component, and
+budgets that cannot be met are refused with a 422 naming the culprit, so a
+job that starts can always finish.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from services.rollout.limits import ParseFailurePolicy, RolloutLimits
+from shared.schema import Message, SamplingParams, ToolInfo
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "BackendSpec",
+    "EnvSpec",
+    "JobStatus",
+    "LimitsSpec",
+    "PolicySpec",
+    "RolloutJobCreate",
+    "RolloutJobRead",
+    "RolloutRunSpec",
+    "RolloutTask",
+    "TrajectoryPage",
+]
+
+#: Tools of the tools service a job may name.
+BUILTIN_TOOLS = ("python", "bash", "calculator", "memory_search")
+JobStatus = Literal["pending", "running", "succeeded", "failed", "cancelled"]
+
+
+class RolloutTask(BaseModel):
+    """One prompt to roll out ``group_size`` times."""
+
+    id: str = Field(min_length=1, max_length=300)
+    messages: list[Message] = Field(min_length=1)
+    tools: list[ToolInfo] | None = None
+    ground_truth: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class BackendSpec(BaseModel):
+    """An inference backend by registry name, with its connection details."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "local"
+    base_url: str | None = None
+    model: str | None = None
+
+
+class PolicySpec(BaseModel):
+    """The policy: a model name and/or a backend (default: the local engine)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    backend: BackendSpec | None = None
+
+
+class LimitsSpec(BaseModel):
+    """Per-trajectory budgets (units in the names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_turns: int = Field(4, ge=1, le=100)
+    max_tokens_per_turn: int = Field(256, ge=1, le=32768)
+    max_total_tokens: int = Field(4096, ge=1, le=1_000_000)
+    max_tool_output_chars: int = Field(4000, ge=1, le=1_000_000)
+    timeout_s: float = Field(300.0, gt=0, le=86400)
+    tool_timeout_s: float = Field(60.0, gt=0, le=3600)
+    parse_failure_policy: ParseFailurePolicy = "observe"
+
+    @model_validator(mode="after")
+    def _possible(self) -> LimitsSpec:
+        if self.max_tokens_per_turn > self.max_total_tokens:
+            raise ValueError("max_tokens_per_turn cannot exceed max_total_tokens")
+        if self.tool_timeout_s > self.timeout_s:
+            raise ValueError("tool_timeout_s cannot exceed the trajectory's timeout_s")
+        return self
+
+    def to_limits(self) -> RolloutLimits:
+        """The engine's budget object."""
+        return RolloutLimits(**self.model_dump())
+
+
+class EnvSpec(BaseModel):
+    """An environment from the envs registry; its tools are exposed per trajectory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+class RolloutRunSpec(BaseModel):
+    """How every task of a job is rolled out (the job's stored spec; tasks live on its groups)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group_size: int = Field(ge=1, le=64)
+    oversample: int = Field(0, ge=0, le=64)
+    policy: PolicySpec = Field(default_factory=PolicySpec)
+    sampling: SamplingParams = Field(default_factory=lambda: SamplingParams.model_validate({}))
+    limits: LimitsSpec = Field(default_factory=lambda: LimitsSpec.model_validate({}))
+    tools: list[str] | None = None
+    env: EnvSpec | None = None
+    reward: dict[str, Any] | None = None
+    mode: Literal["tokens", "messages"] = "tokens"
+    tool_parser: str = "auto"
+    shard_size: int = Field(4, ge=1, le=1000)
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, tools: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(tools or []) - set(BUILTIN_TOOLS))
+        if unknown:
+            raise ValueError(f"unknown tools {unknown}; built-in tools: {', '.join(BUILTIN_TOOLS)}")
+        return tools
+
+    @model_validator(mode="after")
+    def _one_tool_source(self) -> RolloutRunSpec:
+        if self.tools and self.env is not None:
+            raise ValueError("give either tools or env, not both")
+        if self.sampling.max_tokens is not None and self.sampling.max_tokens > self.limits.max_total_tokens:
+            raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")
+        if self.sampling.n != 1:
+            raise ValueError("sampling.n must be 1: group_size sets the samples per task")
+        return self
+
+
+class RolloutJobCreate(RolloutRunSpec):
+    """``POST /v1/rollouts``: what to roll out, against which policy, within which budgets."""
+
+    tasks: list[RolloutTask] = Field(min_length=1, max_length=10000)
+
+    @field_validator("tasks")
+    @classmethod
+    def _user_turns(cls, tasks: list[RolloutTask]) -> list[RolloutTask]:
+        for task in tasks:
+            if not any(m.role == "user" for m in task.messages):
+                raise ValueError(f"task {task.id!r} has no user turn")
+        ids = [t.id for t in tasks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("task ids must be unique within a job")
+        return tasks
+
+    def run_spec(self) -> RolloutRunSpec:
+        """Everything but the tasks."""
+        return RolloutRunSpec.model_validate(self.model_dump(exclude={"tasks"}))
+
+
+class RolloutJobRead(BaseModel):
+    """A job's state: status, progress and counts per stop reason."""
+
+    id: str
+    status: JobStatus
+    total_groups: int
+    done_groups: int
+    counts: dict[str, int] = Field(default_factory=dict)
+    progress: float = 0.0
+    cancel_requested: bool = False
+    error: str | None = None
+    created_at: datetime
+
+
+class TrajectoryPage(BaseModel):
+    """A page of a job's trajectories (``Trajectory.to_row()`` plus job keys and reward)."""
+
+    items: list[dict[str, Any]]
+    next_offset: int | None = None

@@ -1,0 +1,58 @@
+"""Scoring a finished group: reward per member, then GRPO advantages within the group.
+
+A member's reward is its reward-spec total when the job has a spec, else the
+env's episode reward when it ran in an env, else none. Members without a
+reward (a failed score, a rollout error) get no advantage and are left out
+of the group's statistics rather than counted as zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.reward.advantages import grpo
+from services.reward.service import ScoredTrajectory, score_trajectory
+from services.reward.spec import RewardSpec
+from shared.schema import Trajectory
+
+__all__ = ["GroupScores", "score_group"]
+
+
+@dataclass
+class GroupScores:
+    """Per-member scored results (spec only), rewards and advantages, in member order."""
+
+    scored: list[ScoredTrajectory | None] = field(default_factory=list)
+    rewards: list[float | None] = field(default_factory=list)
+    advantages: list[float | None] = field(default_factory=list)
+
+
+def _truth(ground_truth: Any) -> dict[str, Any] | None:
+    if ground_truth is None or isinstance(ground_truth, dict):
+        return ground_truth
+    return {"answer": ground_truth}  # a bare value is the expected answer
+
+
+def _reward(traj: Trajectory, scored: ScoredTrajectory | None) -> float | None:
+    if scored is not None:
+        return scored.score
+    value = traj.metadata.get("env_reward")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any) -> GroupScores:
+    """Score every member and write ``reward`` and ``advantage`` into its metadata."""
+    out = GroupScores()
+    truth = _truth(ground_truth)
+    for traj in trajs:
+        scored = score_trajectory(traj, spec, truth) if spec is not None else None
+        out.scored.append(scored)
+        out.rewards.append(_reward(traj, scored))
+    present = [i for i, r in enumerate(out.rewards) if r is not None]
+    values = [float(v) for v in grpo([out.rewards[i] or 0.0 for i in present])] if present else []
+    by_member = {i: v for i, v in zip(present, values, strict=True)}
+    out.advantages = [by_member.get(i) for i in range(len(trajs))]
+    for traj, reward, adv in zip(trajs, out.rewards, out.advantages, strict=True):
+        traj.metadata["reward"], traj.metadata["advantage"] = reward, adv
+    return out

@@ -1,0 +1,196 @@
+"""Rollout jobs: create (store + enqueue shards after commit), run a shard, cancel, read.
+
+Request-side functions take the request's session and only flush; the task
+side (``run_shard``) opens its own short sessions, one transaction per group
+(see ``services.rollout.shard``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from services.rollout import repository as repo
+from services.rollout.build import check_spec
+from services.rollout.schemas import (
+    RolloutJobCreate,
+    RolloutJobRead,
+    RolloutRunSpec,
+    TrajectoryPage,
+)
+from services.rollout.shard import OpenGroup, ShardRun, settle_job
+from shared.db.models import RolloutJobRow, TrajectoryRow
+from shared.queue import Dispatcher, enqueue_after_commit
+from shared.settings import Settings
+
+__all__ = [
+    "RUN_SHARD_TASK",
+    "cancel_job",
+    "create_job",
+    "fail_shard",
+    "job_events",
+    "read_job",
+    "read_trajectories",
+    "run_shard",
+    "stream_trajectories",
+]
+
+RUN_SHARD_TASK = "rollout.run_shard"
+_TERMINAL = ("succeeded", "failed", "cancelled")
+
+
+def job_read(job: RolloutJobRow) -> RolloutJobRead:
+    """The public view of a job row."""
+    progress = job.done_groups / job.total_groups if job.total_groups else 1.0
+    return RolloutJobRead(id=str(job.id), status=job.status, total_groups=job.total_groups,  # type: ignore[arg-type]
+                          done_groups=job.done_groups, counts=dict(job.counts or {}), progress=progress,
+                          cancel_requested=job.cancel_requested, error=job.error, created_at=job.created_at)
+
+
+async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate) -> RolloutJobRead:
+    """Store the job and its groups; one shard task per ``shard_size`` groups, sent after commit."""
+    check_spec(body)
+    tasks = [t.model_dump(mode="json", exclude_none=True) for t in body.tasks]
+    job = await repo.add_job(session, body.run_spec().model_dump(mode="json"), tasks,
+                             shard_size=body.shard_size)
+    shards = (len(tasks) + body.shard_size - 1) // body.shard_size
+    for shard_index in range(shards):
+        enqueue_after_commit(session, dispatcher, RUN_SHARD_TASK, job_id=str(job.id), shard_index=shard_index)
+    return job_read(job)
+
+
+async def read_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRead:
+    """A job's status, progress and counts."""
+    return job_read(await repo.get_job(session, job_id))
+
+
+async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRead:
+    """Ask running shards to stop; groups no shard started are cancelled now."""
+    job = await repo.lock_job(session, job_id)
+    if job.status not in _TERMINAL:
+        job.cancel_requested = True
+        await repo.cancel_pending_groups(session, job_id)
+        await settle_job(session, job)
+    return job_read(job)
+
+
+def _spec(job: RolloutJobRow) -> RolloutRunSpec:
+    return RolloutRunSpec.model_validate(job.spec)
+
+
+async def _start_shard(session: AsyncSession, job_id: uuid.UUID, shard_index: int
+                       ) -> tuple[RolloutRunSpec, list[OpenGroup]]:
+    job = await repo.lock_job(session, job_id)
+    groups = await repo.open_groups(session, job_id, shard_index)
+    if job.cancel_requested:
+        await repo.mark_groups(session, [g.id for g in groups], "cancelled")
+        await settle_job(session, job)
+        return _spec(job), []
+    await repo.mark_groups(session, [g.id for g in groups], "running")
+    if job.status == "pending":
+        job.status = "running"
+    return _spec(job), [OpenGroup.of(g) for g in groups]
+
+
+async def run_shard(maker: async_sessionmaker[AsyncSession], settings: Settings, job_id: uuid.UUID,
+                    shard_index: int) -> dict[str, Any]:
+    """Run the shard's groups not yet stored; safe to run again after a crash."""
+    async with maker() as session:
+        spec, groups = await _start_shard(session, job_id, shard_index)
+        await session.commit()
+    if not groups:
+        return {"stored": 0, "groups": 0}
+    redis = _redis(settings)
+    try:
+        return await ShardRun(maker, settings, job_id, spec, redis=redis).run(groups)
+    finally:
+        if redis is not None:
+            await redis.aclose()
+
+
+def _redis(settings: Settings) -> Any:
+    if not settings.redis_url:
+        return None
+    import redis.asyncio as aioredis
+
+    return aioredis.from_url(settings.redis_url)
+
+
+async def fail_shard(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID, shard_index: int,
+                     error: str) -> None:
+    """Record a shard that cannot run (no retry left): its open groups fail, the job settles."""
+    async with maker() as session:
+        job = await repo.lock_job(session, job_id)
+        for group in await repo.open_groups(session, job_id, shard_index):
+            await repo.fail_group(session, group.id, error)
+        job.error = error
+        await settle_job(session, job)
+        await session.commit()
+
+
+def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
+    from services.reward.repository import trajectory_from_row
+
+    data = trajectory_from_row(row).to_row()
+    if row.prompt_ids is not None:
+        data["tokens"] = {"prompt_ids": row.prompt_ids, "response_ids": row.response_ids,
+                          "loss_mask": row.loss_mask, "logprobs": row.logprobs,
+                          "weight_version": row.weight_version}
+    return {**data, "group_id": str(row.group_id), "task_id": row.task_id, "sample_index": row.sample_index,
+            "attempt": row.attempt, "reward": reward if reward is not None else row.meta.get("reward")}
+
+
+async def read_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset: int, limit: int) -> TrajectoryPage:
+    """A page of the job's stored trajectories."""
+    await repo.get_job(session, job_id)
+    rows = await repo.page_trajectories(session, job_id, offset=offset, limit=limit)
+    items = [_item(row, reward) for row, reward in rows]
+    return TrajectoryPage(items=items, next_offset=offset + len(items) if len(items) == limit else None)
+
+
+async def stream_trajectories(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID, *,
+                              page_size: int = 200) -> AsyncIterator[bytes]:
+    """Every stored trajectory of the job as JSON lines, a page at a time."""
+    offset = 0
+    while True:
+        async with maker() as session:
+            page = await read_trajectories(session, job_id, offset=offset, limit=page_size)
+        for item in page.items:
+            yield orjson.dumps(item) + b"\n"
+        if page.next_offset is None:
+            return
+        offset = page.next_offset
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+async def job_events(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID, *,
+                     poll_s: float) -> AsyncIterator[bytes]:
+    """Server-sent events from polling the job: progress, each stored group, then the end."""
+    seen: set[uuid.UUID] = set()
+    last: dict[str, Any] | None = None
+    while True:
+        async with maker() as session:
+            job = await repo.get_job(session, job_id)
+            groups = await repo.list_groups(session, job_id, status="done")
+            status, progress = job.status, {"done_groups": job.done_groups, "total_groups": job.total_groups,
+                                            "counts": dict(job.counts or {})}
+        for group in groups:
+            if group.id not in seen:
+                seen.add(group.id)
+                yield _sse("group", {"task_id": group.task_id, "group_id": str(group.id),
+                                     "rewards": (group.summary or {}).get("rewards", [])})
+        if progress != last:
+            last = progress
+            yield _sse("progress", progress)
+        if status in _TERMINAL:
+            yield _sse("end", {"status": status})
+            return
+        await asyncio.sleep(poll_s)

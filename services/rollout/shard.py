@@ -1,0 +1,208 @@
+"""Running one shard of a rollout job: its open groups, concurrently, each stored all-or-nothing.
+
+Each group finishes on its own and is written in one transaction: the group
+is claimed (only if no earlier run stored it), its kept trajectories are
+inserted keyed by (group, member, attempt), its scores recorded with
+provenance, and the job's counters advanced under the job's row lock. So a
+shard killed mid-way and run again redoes only the groups it had not stored,
+and two runs racing on one group store it once. A watcher polls the job's
+``cancel_requested`` and cancels the in-flight groups, whose calls and tools
+are cancelled with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from services.reward import repository as reward_repo
+from services.rollout import repository as repo
+from services.rollout.build import RolloutRuntime, build_runtime, reward_spec_of
+from services.rollout.engine import GroupResult
+from services.rollout.schemas import RolloutRunSpec
+from services.rollout.scoring import GroupScores, score_group
+from shared.db.models import RolloutJobRow, TrajectoryGroupRow
+from shared.errors import TrajforgeError
+from shared.schema import Trajectory
+from shared.settings import Settings
+
+__all__ = ["OpenGroup", "ShardRun", "settle_job", "stream_key"]
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_FAILED_STOPS = frozenset({"api_error", "tool_error", "timeout", "cancelled"})
+
+
+def stream_key(job_id: uuid.UUID | str) -> str:
+    """The Redis stream a job's completed groups are published to."""
+    return f"trajforge:rollout:{job_id}:groups"
+
+
+@dataclass(frozen=True)
+class OpenGroup:
+    """A group still to run, detached from its session."""
+
+    id: uuid.UUID
+    task_id: str
+    task: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: TrajectoryGroupRow) -> OpenGroup:
+        """Copy the fields a run needs out of the row."""
+        return cls(id=row.id, task_id=row.task_id, task=dict(row.task))
+
+
+async def settle_job(session: AsyncSession, job: RolloutJobRow) -> None:
+    """Give the job its final status once no group is open (the job row must be locked)."""
+    if job.status in ("succeeded", "failed", "cancelled"):
+        return
+    if await repo.count_open_groups(session, job.id):
+        return
+    if job.cancel_requested:
+        job.status = "cancelled"
+    elif await repo.list_groups(session, job.id, status="failed"):
+        job.status = "failed"
+    else:
+        job.status = "succeeded"
+    await session.flush()
+
+
+def _prompt(group: OpenGroup) -> Trajectory:
+    task = group.task
+    meta = {**(task.get("metadata") or {}), "task_id": group.task_id}
+    if task.get("ground_truth") is not None:
+        meta["ground_truth"] = task["ground_truth"]
+    return Trajectory.model_validate({"id": group.task_id, "messages": task["messages"],
+                                      "tools": task.get("tools") or [], "metadata": meta})
+
+
+def _counts(old: dict[str, Any], trajs: list[Trajectory]) -> dict[str, int]:
+    counts = {k: int(v) for k, v in (old or {}).items()}
+    for t in trajs:
+        key = f"stop_reason:{t.stop_reason}"
+        counts[key] = counts.get(key, 0) + 1
+        counts["trajectories"] = counts.get("trajectories", 0) + 1
+        counts["failed"] = counts.get("failed", 0) + int(t.stop_reason in _FAILED_STOPS)
+    counts.setdefault("failed", 0)
+    return counts
+
+
+def _summary(result: GroupResult, scores: GroupScores, mode: str) -> dict[str, Any]:
+    return {"cut": [c.model_dump(mode="json") for c in result.cut], "rewards": scores.rewards,
+            "advantages": scores.advantages, "mode": mode,
+            "stop_reasons": [t.stop_reason for t in result.trajectories]}
+
+
+class ShardRun:
+    """One run of one shard: every open group concurrently, a cancellation watcher beside them."""
+
+    def __init__(self, maker: async_sessionmaker[AsyncSession], settings: Settings, job_id: uuid.UUID,
+                 spec: RolloutRunSpec, *, redis: Any = None) -> None:
+        self.maker, self.settings, self.job_id, self.spec, self.redis = maker, settings, job_id, spec, redis
+        self.reward_spec = reward_spec_of(spec)
+        # One connection may serve every session here (tests, SQLite): keep DB work one at a time.
+        self._db = asyncio.Lock()
+        self.stored = 0
+        self.cancelled = False
+
+    async def _db_call(self, fn: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
+        async with self._db, self.maker() as session:
+            out = await fn(session)
+            await session.commit()
+            return out
+
+    async def run(self, groups: list[OpenGroup]) -> dict[str, Any]:
+        """Run the groups; returns what happened (stored, cancelled, failed)."""
+        runtime = await build_runtime(self.spec, self.settings)
+        try:
+            tasks = {asyncio.create_task(self._one(runtime, g)): g for g in groups}
+            watcher = asyncio.create_task(self._watch(list(tasks)))
+            try:
+                outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+            finally:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+        finally:
+            await runtime.aclose()
+        await self._close_unstored(groups, outcomes)
+        return {"stored": self.stored, "cancelled": self.cancelled, "groups": len(groups)}
+
+    async def _one(self, runtime: RolloutRuntime, group: OpenGroup) -> bool:
+        engine = runtime.engine
+        assert engine is not None
+        result = await engine.run_group(_prompt(group), self.spec.group_size)
+        for traj in result.trajectories:
+            traj.group_id = str(group.id)
+        scores = score_group(result.trajectories, self.reward_spec, group.task.get("ground_truth"))
+        stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
+        if stored:
+            self.stored += 1
+            await self._publish(group, result)
+        return stored
+
+    async def _store(self, session: AsyncSession, group: OpenGroup, result: GroupResult, scores: GroupScores,
+                     mode: str) -> bool:
+        job = await repo.lock_job(session, self.job_id)
+        if not await repo.claim_group(session, group.id, _summary(result, scores, mode)):
+            return False  # stored by an earlier run, or cancelled meanwhile
+        rows = repo.trajectory_rows(self.job_id, group.id, group.task_id, result.trajectories, attempt=0)
+        if await repo.write_trajectories(session, rows):  # rows already there were counted when written
+            job.counts = _counts(job.counts, result.trajectories)
+        await self._record_scores(session, rows, scores)
+        job.done_groups = await repo.count_groups(session, self.job_id, status="done")
+        await settle_job(session, job)
+        return True
+
+    async def _record_scores(self, session: AsyncSession, rows: list[dict[str, Any]], scores: GroupScores) -> None:
+        if self.reward_spec is None:
+            return
+        digest = await reward_repo.save_spec(session, self.reward_spec)
+        pairs = [(row["id"], s) for row, s in zip(rows, scores.scored, strict=True) if s is not None]
+        await reward_repo.record_scores(session, digest, pairs)
+
+    async def _publish(self, group: OpenGroup, result: GroupResult) -> None:
+        if self.redis is None:
+            return
+        ids = [str(repo.trajectory_id(group.id, t.sample_index, 0)) for t in result.trajectories]
+        entry = {"group_id": str(group.id), "task_id": group.task_id, "trajectory_ids": orjson.dumps(ids)}
+        try:
+            await self.redis.xadd(stream_key(self.job_id), entry)
+        except Exception as exc:  # noqa: BLE001 - the stream is a convenience; the database is the record
+            _log.warning("could not publish group %s to Redis: %s", group.id, exc)
+
+    async def _watch(self, tasks: list[asyncio.Task[bool]]) -> None:
+        while True:
+            await asyncio.sleep(self.settings.rollout_poll_s)
+            job = await self._db_call(lambda s: repo.get_job(s, self.job_id))
+            if job.cancel_requested:
+                self.cancelled = True
+                for task in tasks:
+                    task.cancel()
+                return
+
+    async def _close_unstored(self, groups: list[OpenGroup], outcomes: list[Any]) -> None:
+        failed = [(g, o) for g, o in zip(groups, outcomes, strict=True)
+                  if isinstance(o, BaseException) and not isinstance(o, asyncio.CancelledError)]
+        cancelled = [g.id for g, o in zip(groups, outcomes, strict=True) if isinstance(o, asyncio.CancelledError)]
+        for group, exc in failed:
+            _log.error("group %s of job %s failed: %r", group.task_id, self.job_id, exc)
+        if failed or cancelled:
+            await self._db_call(lambda s: self._mark(s, failed, cancelled))
+
+    async def _mark(self, session: AsyncSession, failed: list[tuple[OpenGroup, BaseException]],
+                    cancelled: list[uuid.UUID]) -> None:
+        job = await repo.lock_job(session, self.job_id)
+        await repo.mark_groups(session, cancelled, "cancelled")
+        for group, exc in failed:
+            message = exc.message if isinstance(exc, TrajforgeError) else f"{type(exc).__name__}: {exc}"
+            await repo.fail_group(session, group.id, message)
+        await settle_job(session, job)

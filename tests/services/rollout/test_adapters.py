@@ -1,0 +1,95 @@
+"""Adapters from the real suite components to the rollout ports."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+from services.envs.routing_env import ToolRoutingEnv
+from services.inference.backends.local import LocalBackend
+from services.inference.backends.openai_http import OpenAIBackend
+from services.inference.routes import router
+from services.inference.service import get_engine_holder
+from services.rollout.adapters import (
+    BackendPolicy,
+    EnvExecutor,
+    ToolManagerExecutor,
+    local_token_bridge,
+    toolcall_parser,
+)
+from services.tools.calculator import CalculatorTool
+from services.tools.manager import ToolManager
+from shared.schema import SamplingParams, Trajectory
+
+GREEDY = SamplingParams(temperature=0.0, max_tokens=4)
+MESSAGES = [{"role": "user", "content": "Name a fruit."}]
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+async def test_local_policy_token_mode_returns_the_engines_ids_and_logprobs(local_holder: Any) -> None:
+    bridge = await local_token_bridge(local_holder)
+    policy = BackendPolicy(LocalBackend(local_holder), tokenizer=bridge.tokenizer)
+    prompt = bridge.prompt_ids(MESSAGES)
+    out = await policy.generate(prompt, sampling=GREEDY)
+    assert 0 < len(out.token_ids) <= 4 and out.logprobs is not None and len(out.logprobs) == len(out.token_ids)
+    assert out.prompt_tokens == len(prompt) and out.weight_version is not None
+    chat = await policy.chat(MESSAGES, tools=None, sampling=GREEDY)
+    assert chat.token_ids == out.token_ids  # message mode renders the same prompt, greedy samples the same ids
+    body = chat.token_ids[:-1] if chat.token_ids[-1] == bridge.tokenizer.eos_token_id else chat.token_ids
+    assert chat.text == bridge.tokenizer.decode(body, skip_special_tokens=False)
+
+
+async def test_http_policy_message_mode_asks_for_token_ids(local_holder: Any) -> None:
+    app = FastAPI()  # the engine's OpenAI routes (the inference service mounts the same router)
+    app.include_router(router)
+    app.dependency_overrides[get_engine_holder] = lambda: local_holder
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://engine") as client:
+        backend = OpenAIBackend("http://engine", model=(await local_holder.get()).name, client=client)
+        out = await BackendPolicy(backend).chat(MESSAGES, tools=None, sampling=GREEDY)
+    direct = await BackendPolicy(LocalBackend(local_holder), tokenizer=(await local_holder.get()).tokenizer).chat(
+        MESSAGES, tools=None, sampling=GREEDY)
+    assert out.token_ids == direct.token_ids and out.logprobs is not None
+    assert len(out.logprobs) == len(out.token_ids) and out.prompt_tokens
+
+
+async def test_tool_manager_executor_keeps_the_error_kind() -> None:
+    executor = ToolManagerExecutor(ToolManager([CalculatorTool()]))
+    assert [t["function"]["name"] for t in executor.tool_infos()] == ["calculator"]
+    ok = await executor.call(_call("calculator", expression="6*7"))
+    assert ok.ok and "42" in ok.content
+    missing = await executor.call(_call("teleport"))
+    assert not missing.ok and missing.error_type == "unknown_tool"
+    bad = await executor.call({"id": "c2", "function": {"name": "calculator", "arguments": "{oops"}})
+    assert not bad.ok and bad.error_type == "invalid_json"
+
+
+async def test_env_executor_is_fresh_per_trajectory_and_records_the_episode_reward() -> None:
+    trajs = [Trajectory(messages=[{"role": "user", "content": "A1?"}]) for _ in range(2)]
+    first, second = (EnvExecutor(ToolRoutingEnv(), t) for t in trajs)
+    assert first.env is not second.env
+    assert {t["function"]["name"] for t in first.tool_infos()} == {"query_status", "delete_item", "respond"}
+    looked = await first.call(_call("query_status", item_id="A1"))
+    assert looked.ok and looked.content == "A1: shipped" and not first.episode_done
+    await first.call(_call("respond", content="It is shipped."))
+    assert first.episode_done and trajs[0].metadata["env_reward"] == 1.0
+    assert trajs[1].metadata["env_reward"] == 0.0 and not second.episode_done
+    unknown = await second.call(_call("launch"))
+    assert not unknown.ok and unknown.error_type == "unknown_tool"
+    broken = await second.call({"function": {"name": "query_status", "arguments": "[1, 2]"}})
+    assert not broken.ok and broken.error_type == "tool_exception"
+
+
+def test_shared_parser_keeps_every_attempt_with_its_status() -> None:
+    parse = toolcall_parser("hermes")
+    text = ('<tool_call>\n{"name": "query_status", "arguments": {"item_id": "A1"}}\n</tool_call>'
+            '<tool_call>\n{"name": "respond", "arguments": \n</tool_call>')
+    calls = parse(text)
+    assert [c.status for c in calls] == ["ok", "invalid_json"]
+    assert calls[0].name == "query_status" and calls[0].arguments == {"item_id": "A1"}
+    assert toolcall_parser()("no calls here") == []
