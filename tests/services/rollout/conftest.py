@@ -38,12 +38,12 @@ def smol_tokenizer() -> Any:
 @pytest.fixture(scope="session")
 def local_holder() -> Iterator[Any]:
     """The real SmolLM2 engine (converted weights cached once per machine) in an EngineHolder."""
-    from services.inference.config import InferenceSettings
+    from services.inference.config import engine_config
     from services.inference.engine import Engine
     from services.inference.loader import load_model, resolve_source
     from services.inference.service import EngineHolder
 
-    loaded = load_model(resolve_source(""), cache_dir=InferenceSettings().cache_dir())
+    loaded = load_model(resolve_source(""), cache_dir=engine_config().cache_dir)
     engine = Engine(loaded.model, loaded.tokenizer, name=loaded.name, max_batch_size=8)
     yield EngineHolder(engine=engine)
     engine.close()

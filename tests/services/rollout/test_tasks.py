@@ -24,7 +24,7 @@ import redis
 from sqlalchemy import func, select
 
 from services.envs.routing_env import SYSTEM_PROMPT
-from services.inference.config import InferenceSettings
+from services.inference.config import engine_config
 from services.reward.repository import read_scores
 from services.rollout import service
 from services.rollout.schemas import RolloutJobCreate
@@ -52,7 +52,7 @@ class Workers:
                     "TRAJFORGE_QUEUE_VISIBILITY_TIMEOUT_S": "3", "TRAJFORGE_ROLLOUT_POLL_S": "0.2",
                     "TRAJFORGE_HOME": str(tmp), "PYTHONPATH": str(REPO_ROOT),
                     # The converted model weights this machine already cached (a fresh home would convert again).
-                    "TRAJFORGE_MODEL_CACHE_DIR": str(InferenceSettings().cache_dir())}
+                    "TRAJFORGE_MODEL_CACHE_DIR": str(engine_config().cache_dir)}
         self.log = tmp / "worker.log"
         self.procs: list[subprocess.Popen[bytes]] = []
 
