@@ -6,8 +6,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.cleaning.pipeline import default_pipeline
-from services.cleaning.preprocessor import QualityPreprocessor
 from services.rollout.spec_file import task_from_row
 from shared.client import Client
 from shared.data import load_rows
@@ -29,22 +27,23 @@ class CleanSummary:
     kept: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _clean_file(name: str, rows: list[dict[str, Any]], summary: CleanSummary) -> None:
-    result = QualityPreprocessor(default_pipeline())(rows)
-    summary.per_file[name] = {"rows": result.total_in, "kept": len(result.kept), "dropped": len(result.dropped),
-                              "invalid": len(result.invalid)}
-    summary.drop_reasons.update(f"{r.get('drop_step')}: {r.get('drop_reason')}" for r in result.dropped)
-    summary.drop_reasons.update(f"invalid: {r.get('drop_detail')}" for r in result.invalid)
-    summary.kept.extend(result.kept)
+def _clean_file(client: Client, name: str, rows: list[dict[str, Any]], summary: CleanSummary) -> None:
+    result = client.clean(rows)  # POST /v1/clean with the default pipeline
+    counts = result["counts"]
+    summary.per_file[name] = {"rows": counts["total"], "kept": counts["kept"], "dropped": counts["dropped"],
+                              "invalid": counts["invalid"]}
+    summary.drop_reasons.update(f"{d['step']}: {d['reason']}" for d in result["dropped"])
+    summary.drop_reasons.update(f"invalid: {d.get('detail')}" for d in result["invalid"])
+    summary.kept.extend(result["kept"])
 
 
 def clean_sample(client: Client, *, files: tuple[str, ...], rows_per_file: int) -> CleanSummary:
-    """Upload each file's sample through the REST API (system of record), then run the default pipeline."""
+    """Upload each file's sample (system of record), then clean it with the default pipeline, both over REST."""
     summary = CleanSummary()
     for name in files:
         rows = load_rows(name, rows_per_file)
         client.upload_dataset(name.removesuffix(".jsonl"), b"".join(dumps_line(r) for r in rows))
-        _clean_file(name, rows, summary)
+        _clean_file(client, name, rows, summary)
     return summary
 
 
