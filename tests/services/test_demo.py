@@ -1,0 +1,33 @@
+"""The main job end to end on embedded defaults (SQLite, in-process work, the real local model)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from services.inference.config import engine_config
+from tests.conftest import REPO_ROOT
+
+
+def test_demo_runs_the_main_job_with_no_services(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
+    # Reuse converted model weights if a previous run cached them; no Postgres, no Redis.
+    env |= {"TRAJFORGE_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO_ROOT),
+            "TRAJFORGE_MODEL_CACHE_DIR": str(engine_config().cache_dir)}
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "shared.cli", "demo", "--tasks", "2", "--group-size", "2", "--max-turns", "2",
+         "--max-tokens-per-turn", "16", "--rows-per-file", "15", "--out", str(out)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "sqlite" in result.stdout and "succeeded" in result.stdout
+    table = pq.read_table(out / "rollout.parquet")
+    assert table.num_rows == 4
+    for ids, mask, logprobs in zip(table["response_ids"].to_pylist(), table["response_mask"].to_pylist(),
+                                   table["logprobs"].to_pylist(), strict=True):
+        assert len(ids) == len(mask) == len(logprobs) and sum(mask) > 0
+    assert (out / "rollout.jsonl").read_text().count("\n") == 4
