@@ -227,7 +227,7 @@ class HttpPolicy:
 
     async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
         """Token mode is not simulated."""
-        raise NotImplementedError("the benchmark runs message mode")
+        raise ValueError("the simulated policy serves message mode only")
 
 
 class HttpTools:
@@ -295,7 +295,7 @@ class _InstantPolicy:
 
     async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
         """Token mode is not simulated."""
-        raise NotImplementedError
+        raise ValueError("the simulated policy serves message mode only")
 
 
 class _InstantTools:
