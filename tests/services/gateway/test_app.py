@@ -8,7 +8,9 @@ tokenised by the real tokenizer, served by the real engine path).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -108,12 +110,18 @@ async def serve(settings: Settings, engines: dict[str, EngineHolder]) -> AsyncIt
         server.__exit__(None)
 
 
-async def _rows(settings: Settings, session_id: str) -> list[GatewayTraceRow]:
+async def _rows(settings: Settings, session_id: str, count: int = 1) -> list[GatewayTraceRow]:
+    """The session's trace rows, waiting (up to 10 s) for ``count`` of them: the sink writes in the background."""
     engine = create_async_engine(settings.effective_database_url)
+    deadline = time.monotonic() + 10
     try:
-        async with make_sessionmaker(engine)() as session:
-            stmt = select(GatewayTraceRow).where(GatewayTraceRow.session_id == session_id)
-            return list((await session.execute(stmt.order_by(GatewayTraceRow.seq))).scalars())
+        while True:
+            async with make_sessionmaker(engine)() as session:
+                stmt = select(GatewayTraceRow).where(GatewayTraceRow.session_id == session_id)
+                rows = list((await session.execute(stmt.order_by(GatewayTraceRow.seq))).scalars())
+            if len(rows) >= count or time.monotonic() > deadline:
+                return rows
+            await asyncio.sleep(0.05)
     finally:
         await engine.dispose()
 
@@ -144,7 +152,7 @@ async def test_openai_sync_and_async_reach_the_real_engine_and_traces_land_in_po
     again = await served.aopenai(f"/sessions/{sid}/v1").chat.completions.create(
         model=loaded.name, messages=messages, max_tokens=4, temperature=0)  # type: ignore[arg-type]
     assert reply.choices[0].message.content == again.choices[0].message.content  # greedy twice
-    rows = await _rows(settings, sid)
+    rows = await _rows(settings, sid, 2)
     assert [r.seq for r in rows] == [0, 1] and {r.status for r in rows} == {"ok"}
     assert rows[0].upstream == "local" and rows[0].completion_token_ids
     assert len(rows[0].logprobs or []) == len(rows[0].completion_token_ids or [])
@@ -272,7 +280,7 @@ async def test_rate_limit_upstream_down_and_drain(serve: Any, tmp_path: Path, se
         await http.post(f"/sessions/{sid}/v1/chat/completions", json=body)
         limited = await http.post("/v1/chat/completions", json=body)
         assert limited.status_code == 429 and limited.json()["error"]["code"]
-    rows = await _rows(settings, sid)
+    rows = await _rows(settings, sid, 2)
     assert [r.status for r in rows] == ["error", "error"] and rows[0].error_code and rows[0].upstream == "gone"
 
 
