@@ -6,6 +6,7 @@ tests use the pooled test engine and commit; each test deletes what it wrote.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,13 +17,16 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import services.inference.service as inference_service
+from services.gateway.app import SERVICE as GATEWAY
+from services.inference.service import get_engine_holder
 from services.rollout.app import SERVICE
 from shared.auth import create_key
-from shared.db.models import ApiKeyRow, GatewayTraceRow, RolloutJobRow
+from shared.db.models import ApiKeyRow, GatewayTraceRow, RolloutJobRow, TaskExecutionRow
 from shared.db.session import make_sessionmaker
 from shared.settings import Settings
 from shared.web import create_app
 from shared.web.state import get_app_state
+from tests.conftest import LoopbackServer
 
 MODULE = "tests.services.rollout.user_processors"
 QUESTION = "What is the capital of France?"
@@ -43,7 +47,7 @@ class Harness:
         assert resp.status_code == 202, resp.text
         job_id = resp.json()["id"]
         self.jobs.append(job_id)
-        await get_app_state(self.app).dispatcher.drain()
+        await get_app_state(self.app).dispatcher.drain()  # type: ignore[attr-defined]
         job = (await self.client.get(f"/v1/rollouts/{job_id}")).json()
         items = (await self.client.get(f"/v1/rollouts/{job_id}/trajectories")).json()["items"]
         return job, items
@@ -56,23 +60,21 @@ class Harness:
         return [list(r.completion_token_ids or []) for r in rows]
 
     async def cleanup(self, key_id: uuid.UUID) -> None:
-        """Delete the jobs (groups, trajectories, rewards cascade), their traces and the keys."""
+        """Delete the jobs (groups, trajectories, rewards cascade), their traces, task records and keys."""
         async with self.maker() as db:
             for job_id in self.jobs:
                 await db.execute(delete(GatewayTraceRow).where(GatewayTraceRow.session_id.like(f"rollout-{job_id}-%")))
                 await db.execute(delete(RolloutJobRow).where(RolloutJobRow.id == uuid.UUID(job_id)))
                 await db.execute(delete(ApiKeyRow).where(ApiKeyRow.name == f"rollout-shard-{job_id}"))
+                await db.execute(delete(TaskExecutionRow).where(TaskExecutionRow.key.contains(job_id)))
             await db.execute(delete(ApiKeyRow).where(ApiKeyRow.id == key_id))
             await db.commit()
 
 
-@pytest.fixture
-async def harness(settings: Settings, engine: AsyncEngine, local_holder: Any,
-                  monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
-    # The shard's in-process gateway reaches the process-wide engine: make it the loaded test engine.
-    monkeypatch.setattr(inference_service, "_holder", local_holder)
-    app = create_app(SERVICE, settings=settings.model_copy(update={"rollout_processor_modules": [MODULE]}),
-                     engine=engine)
+@contextlib.asynccontextmanager
+async def _harness(settings: Settings, engine: AsyncEngine, **overrides: Any) -> AsyncIterator[Harness]:
+    app = create_app(SERVICE, engine=engine, settings=settings.model_copy(
+        update={"rollout_processor_modules": [MODULE], **overrides}))
     maker = make_sessionmaker(engine)
     async with maker() as db:
         row, key = await create_key(db, "processor-jobs-test", salt=settings.key_salt)
@@ -86,6 +88,16 @@ async def harness(settings: Settings, engine: AsyncEngine, local_holder: Any,
                 yield h
             finally:
                 await h.cleanup(row.id)
+
+
+@pytest.fixture
+async def harness(settings: Settings, engine: AsyncEngine, local_holder: Any,
+                  monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
+    """The rollout app; its shards reach an in-process gateway (no ``public_base_url``)."""
+    # The shard's in-process gateway reaches the process-wide engine: make it the loaded test engine.
+    monkeypatch.setattr(inference_service, "_holder", local_holder)
+    async with _harness(settings, engine) as h:
+        yield h
 
 
 async def test_openai_processor_through_the_gateway_is_stored_token_exact(harness: Harness,
@@ -111,6 +123,35 @@ async def test_openai_processor_through_the_gateway_is_stored_token_exact(harnes
         assert tokens["response_ids"][: len(sampled[0])] == sampled[0]
         assert tokens["response_ids"][-len(sampled[1]):] == sampled[1]
         assert all((lp is not None) == (m == 1) for lp, m in zip(tokens["logprobs"], tokens["loss_mask"], strict=True))
+
+
+async def test_processor_reaches_the_gateway_at_public_base_url(settings: Settings, engine: AsyncEngine,
+                                                                local_holder: Any) -> None:
+    gateway = create_app(GATEWAY, settings=settings)
+    gateway.dependency_overrides[get_engine_holder] = lambda: local_holder
+    with LoopbackServer(gateway) as server:
+        async with _harness(settings, engine, public_base_url=server.url) as h:
+            job, items = await h.run({"classpath": f"{MODULE}:TwoTurnChat", "init_kwargs": {"max_tokens": 3}},
+                                     group_size=1)
+            (item,) = items
+            sampled = await h.completions(item["metadata"]["session_id"])
+    assert job["status"] == "succeeded" and item["metadata"]["segments"] == 1 and len(sampled) == 2
+    masked = [t for t, m in zip(item["tokens"]["response_ids"], item["tokens"]["loss_mask"], strict=True) if m]
+    assert masked == sampled[0] + sampled[1]
+
+
+async def test_edited_history_keeps_the_first_segment_and_records_the_mismatch(harness: Harness) -> None:
+    job, items = await harness.run({"classpath": f"{MODULE}:EditsHistory", "init_kwargs": {"max_tokens": 4}},
+                                   group_size=1)
+    assert job["status"] == "succeeded"
+    (item,) = items
+    meta, tokens = item["metadata"], item["tokens"]
+    assert meta["policy_calls"] == 2 and meta["segments"] == 2
+    assert meta["prefix_mismatches"] == 1 and meta["mismatch_causes"] == {"other": 1}
+    first, _ = await harness.completions(meta["session_id"])
+    # Only the first call's tokens are stored: its prompt, then exactly its sampled ids.
+    assert tokens["response_ids"] == first and tokens["loss_mask"] == [1] * len(first)
+    assert item["turns"] == 1 and [m["role"] for m in item["messages"]] == ["user", "assistant"]
 
 
 async def test_failing_and_hanging_processors_become_rollout_errors(harness: Harness) -> None:

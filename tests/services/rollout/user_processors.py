@@ -53,3 +53,23 @@ class Hangs:
         """Waits forever."""
         await asyncio.sleep(3600)
         return RolloutOutput()
+
+
+class EditsHistory(TwoTurnChat):
+    """Sends its first reply back edited, so the second call's prompt breaks the first call's tokens."""
+
+    async def process(self, inp: RolloutInput) -> RolloutOutput:
+        """Like ``TwoTurnChat``, but the history it sends back is not what the policy said."""
+        client = AsyncOpenAI(base_url=inp.base_url, api_key=inp.api_key, http_client=inp.http_client,
+                             max_retries=0)
+        messages: list[dict[str, Any]] = list(inp.messages)
+        async with client:
+            for turn in range(2):
+                reply = await client.chat.completions.create(
+                    model=inp.model or "", messages=messages,  # type: ignore[arg-type]
+                    max_tokens=self.max_tokens, temperature=0)
+                text = reply.choices[0].message.content or ""
+                messages.append({"role": "assistant", "content": "Edited: " + text if turn == 0 else text})
+                if turn == 0:
+                    messages.append({"role": "user", "content": FOLLOW_UP})
+        return RolloutOutput(messages=messages, response=messages[-1]["content"])
