@@ -127,12 +127,19 @@ class RolloutRunSpec(BaseModel):
             raise ValueError(f"unknown tools {unknown}; built-in tools: {', '.join(BUILTIN_TOOLS)}")
         return tools
 
+    def _processor_alone(self) -> None:
+        if self.tools or self.env is not None:
+            raise ValueError("a processor brings its own tools: give processor without tools or env")
+        if self.oversample or self.policy.backend is not None:
+            raise ValueError("a processor calls the policy through the gateway: give policy.model at most, "
+                             "and no oversample")
+
     @model_validator(mode="after")
     def _one_tool_source(self) -> RolloutRunSpec:
         if self.tools and self.env is not None:
             raise ValueError("give either tools or env, not both")
-        if self.processor is not None and (self.tools or self.env is not None):
-            raise ValueError("a processor brings its own tools: give processor without tools or env")
+        if self.processor is not None:
+            self._processor_alone()
         if self.sampling.max_tokens is not None and self.sampling.max_tokens > self.limits.max_total_tokens:
             raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")
         if self.sampling.n != 1:

@@ -182,5 +182,8 @@ async def test_processor_outside_allowed_modules_is_refused(make_client: Any, cl
     resp = await client.post("/v1/rollouts", json=body)
     assert resp.status_code == 400 and needle in resp.text, resp.text
     assert resp.json()["code"] == "processor_load_failed"
-    listed = await client.post("/v1/rollouts", json={**body, "tools": ["calculator"]})
-    assert listed.status_code == 422 and "brings its own tools" in listed.text
+    for extra, reason in (({"tools": ["calculator"]}, "brings its own tools"),
+                          ({"oversample": 1}, "no oversample"),
+                          ({"policy": {"backend": {"name": "local"}}}, "policy.model at most")):
+        mixed = await client.post("/v1/rollouts", json={**body, **extra})
+        assert mixed.status_code == 422 and reason in mixed.text, mixed.text
