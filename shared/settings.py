@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
     # Module prefixes a score request may load user reward processors from; empty refuses them all.
     reward_processor_modules: list[str] = Field(default_factory=list)
+    # Module prefixes a rollout job may load user rollout processors from; empty refuses them all.
+    rollout_processor_modules: list[str] = Field(default_factory=list)
+    # This deployment's own base URL (``http://host:8000``), where rollout processors reach the
+    # gateway; empty: they reach an in-process gateway through an in-memory transport.
+    public_base_url: str = ""
     # Policy calls in flight per rollout shard (one request per trajectory turn).
     rollout_concurrency: int = Field(64, ge=1, le=4096)
     # How often a running shard checks for cancellation and the events stream polls the job.

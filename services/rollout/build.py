@@ -7,6 +7,7 @@ failed shard later. ``build_runtime`` builds what one shard runs with.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,9 @@ from services.rollout.adapters import (
 )
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine, ToolsSource
+from services.rollout.errors import ProcessorLoadError
 from services.rollout.ports import Policy, ToolExecutor
+from services.rollout.processors import ProcessorSpec, load_processor
 from services.rollout.sandbox import sandbox_tools
 from services.rollout.schemas import RolloutRunSpec
 from services.tools.calculator import CalculatorTool
@@ -35,7 +38,7 @@ from shared.schema import Trajectory
 from shared.settings import Settings
 from shared.toolcalls import family_names
 
-__all__ = ["RolloutRuntime", "build_runtime", "check_spec", "env_registry", "reward_spec_of"]
+__all__ = ["RolloutRuntime", "build_runtime", "check_processor", "check_processor_module", "check_spec", "env_registry", "reward_spec_of"]
 
 _ENVS: EnvRegistry | None = None
 
@@ -53,8 +56,10 @@ def reward_spec_of(spec: RolloutRunSpec) -> RewardSpec | None:
     return RewardSpec.model_validate(spec.reward) if spec.reward is not None else None
 
 
-def check_spec(spec: RolloutRunSpec) -> None:
-    """Refuse names no registry knows (422 naming the field)."""
+def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = ()) -> None:
+    """Refuse names no registry knows and processors outside ``processor_modules`` (4xx naming the field)."""
+    if spec.processor is not None:
+        check_processor(spec.processor, processor_modules)
     backend = spec.policy.backend.name if spec.policy.backend else "local"
     if backend not in POLICY_FACTORIES and backend not in backend_registry().names():
         known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
@@ -66,6 +71,32 @@ def check_spec(spec: RolloutRunSpec) -> None:
     if spec.tool_parser != "auto" and spec.tool_parser not in family_names():
         raise ValidationFailed(f"unknown tool parser {spec.tool_parser!r}", param="tool_parser")
     _check_reward(spec)
+
+
+def _allowed(classpath: str, prefixes: Sequence[str]) -> bool:
+    module = classpath.partition(":")[0]
+    return any(module == p.rstrip(".") or module.startswith(p.rstrip(".") + ".") for p in prefixes if p)
+
+
+def check_processor_module(classpath: str, allowed_modules: Sequence[str]) -> None:
+    """Refuse a classpath outside the allowed module prefixes (nothing is imported)."""
+    if not _allowed(classpath, allowed_modules):
+        raise ProcessorLoadError(
+            f"rollout processor {classpath!r} is not in an allowed module (allowed: "
+            f"{', '.join(allowed_modules) or 'none; set TRAJFORGE_ROLLOUT_PROCESSOR_MODULES'})",
+            param="processor.classpath")
+
+
+def check_processor(spec: ProcessorSpec, allowed_modules: Sequence[str]) -> None:
+    """Refuse a processor outside the allowed modules, or one that does not load (4xx at submission)."""
+    check_processor_module(spec.classpath, allowed_modules)
+    try:
+        load_processor(spec.classpath, **spec.init_kwargs)
+    except ProcessorLoadError as exc:
+        raise ProcessorLoadError(exc.message, param="processor.classpath") from None
+    except Exception as exc:  # noqa: BLE001 - user code: a constructor that fails is a bad spec
+        raise ProcessorLoadError(f"rollout processor {spec.classpath!r} failed to start: "
+                                 f"{type(exc).__name__}: {exc}", param="processor.init_kwargs") from None
 
 
 def _check_reward(spec: RolloutRunSpec) -> None:

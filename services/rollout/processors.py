@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from services.rollout.errors import ProcessorLoadError
 from shared.errors import RateLimited
@@ -47,6 +47,22 @@ class RolloutInput(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     base_url: str | None = None
     model: str | None = None
+    # The key to send to ``base_url``; kept out of reprs and dumps so it never lands in logs or rows.
+    api_key: str | None = Field(default=None, repr=False, exclude=True)
+    _http_client: Any = PrivateAttr(default=None)
+
+    @property
+    def http_client(self) -> Any:
+        """An ``httpx.AsyncClient`` to pass to the OpenAI client, or None to let it open its own.
+
+        Set when the gateway runs in this process and is reached in memory rather than over TCP.
+        """
+        return self._http_client
+
+    def with_http_client(self, client: Any) -> RolloutInput:
+        """This input, carrying ``client`` for in-memory calls to ``base_url``."""
+        self._http_client = client
+        return self
 
 
 class RolloutOutput(BaseModel):

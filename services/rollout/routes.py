@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from services.rollout import service
 from services.rollout.schemas import RolloutJobCreate, RolloutJobRead, TrajectoryPage
-from shared.web import DispatcherDep, SessionDep, StateDep
+from shared.web import DispatcherDep, SessionDep, SettingsDep, StateDep
 
 __all__ = ["router"]
 
@@ -18,9 +18,10 @@ router = APIRouter(tags=["rollout"])
 
 
 @router.post("/v1/rollouts", status_code=202, response_model=RolloutJobRead)
-async def create_rollout(body: RolloutJobCreate, session: SessionDep, dispatcher: DispatcherDep) -> RolloutJobRead:
+async def create_rollout(body: RolloutJobCreate, session: SessionDep, dispatcher: DispatcherDep,
+                         settings: SettingsDep) -> RolloutJobRead:
     """Start a rollout job: one group of ``group_size`` trajectories per task."""
-    return await service.create_job(session, dispatcher, body)
+    return await service.create_job(session, dispatcher, body, processor_modules=settings.rollout_processor_modules)
 
 
 @router.get("/v1/rollouts/{job_id}", response_model=RolloutJobRead)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from services.rollout.limits import ParseFailurePolicy, RolloutLimits
+from services.rollout.processors import ProcessorSpec
 from shared.schema import Message, SamplingParams, ToolInfo
 
 __all__ = [
@@ -115,6 +116,8 @@ class RolloutRunSpec(BaseModel):
     mode: Literal["tokens", "messages"] = "tokens"
     tool_parser: str = "auto"
     shard_size: int = Field(4, ge=1, le=1000)
+    #: A user rollout processor that runs each member instead of the built-in engine.
+    processor: ProcessorSpec | None = None
 
     @field_validator("tools")
     @classmethod
@@ -124,10 +127,19 @@ class RolloutRunSpec(BaseModel):
             raise ValueError(f"unknown tools {unknown}; built-in tools: {', '.join(BUILTIN_TOOLS)}")
         return tools
 
+    def _processor_alone(self) -> None:
+        if self.tools or self.env is not None:
+            raise ValueError("a processor brings its own tools: give processor without tools or env")
+        if self.oversample or self.policy.backend is not None:
+            raise ValueError("a processor calls the policy through the gateway: give policy.model at most, "
+                             "and no oversample")
+
     @model_validator(mode="after")
     def _one_tool_source(self) -> RolloutRunSpec:
         if self.tools and self.env is not None:
             raise ValueError("give either tools or env, not both")
+        if self.processor is not None:
+            self._processor_alone()
         if self.sampling.max_tokens is not None and self.sampling.max_tokens > self.limits.max_total_tokens:
             raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")
         if self.sampling.n != 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
@@ -52,9 +52,10 @@ def job_read(job: RolloutJobRow) -> RolloutJobRead:
                           cancel_requested=job.cancel_requested, error=job.error, created_at=job.created_at)
 
 
-async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate) -> RolloutJobRead:
+async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate,
+                     *, processor_modules: Sequence[str] = ()) -> RolloutJobRead:
     """Store the job and its groups; one shard task per ``shard_size`` groups, sent after commit."""
-    check_spec(body)
+    check_spec(body, processor_modules=processor_modules)
     tasks = [t.model_dump(mode="json", exclude_none=True) for t in body.tasks]
     job = await repo.add_job(session, body.run_spec().model_dump(mode="json"), tasks,
                              shard_size=body.shard_size)

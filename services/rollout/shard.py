@@ -18,15 +18,16 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.reward import repository as reward_repo
 from services.rollout import repository as repo
-from services.rollout.build import RolloutRuntime, build_runtime, reward_spec_of
+from services.rollout.build import build_runtime, reward_spec_of
 from services.rollout.engine import GroupResult
+from services.rollout.processor_run import open_processor_groups
 from services.rollout.schemas import RolloutRunSpec
 from services.rollout.scoring import GroupScores, score_group
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow
@@ -39,6 +40,19 @@ __all__ = ["OpenGroup", "ShardRun", "settle_job", "stream_key"]
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 _FAILED_STOPS = frozenset({"api_error", "tool_error", "timeout", "cancelled"})
+
+
+class GroupRunner(Protocol):
+    """What runs one group: the built-in engine or a user processor."""
+
+    @property
+    def mode(self) -> str:
+        """``tokens`` or ``messages``: what the stored trajectories carry."""
+        ...
+
+    async def run_group(self, prompt: Trajectory, group_size: int) -> GroupResult:
+        """Run ``group_size`` members of one prompt."""
+        ...
 
 
 def stream_key(job_id: uuid.UUID | str) -> str:
@@ -121,24 +135,32 @@ class ShardRun:
 
     async def run(self, groups: list[OpenGroup]) -> dict[str, Any]:
         """Run the groups; returns what happened (stored, cancelled, failed)."""
-        runtime = await build_runtime(self.spec, self.settings)
-        try:
-            tasks = {asyncio.create_task(self._one(runtime, g)): g for g in groups}
-            watcher = asyncio.create_task(self._watch(list(tasks)))
+        if self.spec.processor is not None:
+            async with open_processor_groups(
+                    self.spec.processor, self.settings, self.maker, job_id=self.job_id,
+                    model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}") as runner:
+                outcomes = await self._run_all(runner, groups)
+        else:
+            runtime = await build_runtime(self.spec, self.settings)
             try:
-                outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+                assert runtime.engine is not None
+                outcomes = await self._run_all(runtime.engine, groups)
             finally:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
-        finally:
-            await runtime.aclose()
+                await runtime.aclose()
         await self._close_unstored(groups, outcomes)
         return {"stored": self.stored, "cancelled": self.cancelled, "groups": len(groups)}
 
-    async def _one(self, runtime: RolloutRuntime, group: OpenGroup) -> bool:
-        engine = runtime.engine
-        assert engine is not None
+    async def _run_all(self, runner: GroupRunner, groups: list[OpenGroup]) -> list[Any]:
+        tasks = {asyncio.create_task(self._one(runner, g)): g for g in groups}
+        watcher = asyncio.create_task(self._watch(list(tasks)))
+        try:
+            return await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+    async def _one(self, engine: GroupRunner, group: OpenGroup) -> bool:
         result = await engine.run_group(_prompt(group), self.spec.group_size)
         for traj in result.trajectories:
             traj.group_id = str(group.id)

@@ -1,0 +1,134 @@
+"""How a shard's rollout processors reach the gateway, and how the shard reads their traces back.
+
+With ``public_base_url`` set, processors call that deployment over HTTP. Without
+it (the embedded default) the shard runs a gateway app in this process for its
+lifetime and hands each processor an ``httpx.AsyncClient`` whose transport is
+that app, so no port is opened and nothing outside the process can reach it.
+Either way every call goes through the gateway's own code, which stores it as a
+``gateway_trace`` row with the engine's token ids.
+
+Calls are authenticated with a key the shard creates for itself and revokes
+when it ends. The submitting user's key is never stored with the job, so
+nothing secret sits in the job's spec, and a leaked shard key stops working
+when its shard ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from services.gateway.traces import TraceRecord
+from shared.auth import create_key, revoke_key
+from shared.settings import Settings
+
+__all__ = ["GatewayLink", "open_gateway_link", "session_id_for"]
+
+_IN_MEMORY_ROOT = "http://gateway.internal"
+# Policy calls of a processor may take long on a CPU engine; the processor's own timeout bounds them.
+_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+
+
+def session_id_for(job_id: uuid.UUID | str, task_id: str, member: int, attempt: int) -> str:
+    """The gateway session of one group member's run (a retried run reuses the same session)."""
+    return f"rollout-{job_id}-{task_id}-{member}-{attempt}"
+
+
+class GatewayLink:
+    """Session URLs for processors, plus reads of what the gateway captured."""
+
+    def __init__(self, root: str, api_key: str, client: httpx.AsyncClient,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.root = root.rstrip("/")
+        self.api_key = api_key
+        self._client = client
+        self._transport = transport
+
+    def session_url(self, session_id: str) -> str:
+        """The OpenAI base URL whose calls are recorded under ``session_id``."""
+        return f"{self.root}/sessions/{quote(session_id, safe='')}/v1"
+
+    def http_client(self) -> httpx.AsyncClient | None:
+        """A fresh client for one processor call when the gateway is in memory; None over the network.
+
+        One per call, because an OpenAI client closes the httpx client it was given.
+        """
+        if self._transport is None:
+            return None
+        return httpx.AsyncClient(transport=self._transport, base_url=self.root, timeout=_TIMEOUT)
+
+    async def default_model(self) -> str | None:
+        """The first model the gateway serves, or None when it serves none or cannot say."""
+        try:
+            resp = await self._client.get("/v1/models")
+            resp.raise_for_status()
+            data = resp.json().get("data") or []
+        except (httpx.HTTPError, ValueError):
+            return None
+        return str(data[0]["id"]) if data else None
+
+    async def traces(self, session_id: str) -> list[TraceRecord]:
+        """Every call the gateway stored for the session, in order (the gateway flushes first)."""
+        resp = await self._client.get(f"/v1/sessions/{quote(session_id, safe='')}/traces")
+        resp.raise_for_status()
+        return [TraceRecord.model_validate(r) for r in resp.json()]
+
+
+@contextlib.asynccontextmanager
+async def open_gateway_link(settings: Settings, maker: async_sessionmaker[AsyncSession],
+                            *, key_name: str) -> AsyncIterator[GatewayLink]:
+    """A link to the gateway for the duration of the block, authenticated by a shard-scoped key."""
+    key_id, key = await _create_key(settings, maker, key_name)
+    headers = {"authorization": f"Bearer {key}"}
+    try:
+        if settings.public_base_url:
+            async with httpx.AsyncClient(base_url=settings.public_base_url, headers=headers,
+                                         timeout=_TIMEOUT) as client:
+                yield GatewayLink(settings.public_base_url, key, client)
+        else:
+            async with _in_process_gateway(settings, maker) as app:
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(transport=transport, base_url=_IN_MEMORY_ROOT, headers=headers,
+                                             timeout=_TIMEOUT) as client:
+                    yield GatewayLink(_IN_MEMORY_ROOT, key, client, transport)
+    finally:
+        await _revoke_key(maker, key_id)
+
+
+async def _create_key(settings: Settings, maker: async_sessionmaker[AsyncSession], name: str
+                      ) -> tuple[uuid.UUID, str]:
+    async with maker() as session:
+        row, key = await create_key(session, name, salt=settings.key_salt)
+        await session.commit()
+        return row.id, key
+
+
+async def _revoke_key(maker: async_sessionmaker[AsyncSession], key_id: uuid.UUID) -> None:
+    async with maker() as session:
+        await revoke_key(session, key_id)
+        await session.commit()
+
+
+def _engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
+    bind = maker.kw.get("bind")
+    if isinstance(bind, AsyncEngine):
+        return bind
+    return getattr(bind, "engine", None)
+
+
+@contextlib.asynccontextmanager
+async def _in_process_gateway(settings: Settings, maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[Any]:
+    """The gateway service as an app in this process, its startup and shutdown run around the block."""
+    # Imported here: the gateway app pulls in the inference engine, needed only by processor jobs.
+    from services.gateway.app import SERVICE
+    from shared.web import create_app
+
+    app = create_app(SERVICE, settings=settings, engine=_engine_of(maker), sessionmaker=maker)
+    async with app.router.lifespan_context(app):
+        yield app

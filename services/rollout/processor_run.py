@@ -1,0 +1,129 @@
+"""Groups run by a user rollout processor, each member on its own gateway session.
+
+Every member gets a ``RolloutInput`` whose ``base_url`` is a gateway session URL
+(``rollout-<job>-<task>-<member>-<attempt>``). Whatever the processor does
+there, each policy call is captured by the gateway with the engine's own token
+ids; once the processor returns, the member's trajectory is built from those
+traces by ``merge_session``, never by re-tokenising the processor's text. A
+session that split into several segments (a client that re-rendered history)
+keeps the first segment's tokens and records how many breaks there were and
+why. A processor that raised or timed out yields its ``ROLLOUT_ERROR:``
+fallback, stored as a failed member (``api_error``), and the group goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from services.gateway.merge import SessionMerge, merge_session
+from services.rollout.build import check_processor_module
+from services.rollout.engine import GroupResult
+from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
+from services.rollout.processors import ProcessorRuntime, ProcessorSpec, RolloutInput, RolloutOutput
+from shared.schema import Message, Trajectory
+from shared.settings import Settings
+
+__all__ = ["ProcessorGroups", "member_trajectory", "open_processor_groups"]
+
+
+class ProcessorGroups:
+    """Runs groups through one loaded processor; the shard's stand-in for the built-in engine."""
+
+    mode = "tokens"
+
+    def __init__(self, runtime: ProcessorRuntime, link: GatewayLink, *, job_id: uuid.UUID,
+                 model: str | None, attempt: int = 0) -> None:
+        self.runtime, self.link, self.job_id, self.model, self.attempt = runtime, link, job_id, model, attempt
+        # The runtime refuses work beyond its capacity; queue here instead, so no member is refused.
+        self._window = asyncio.Semaphore(runtime.spec.capacity)
+
+    async def run_group(self, prompt: Trajectory, group_size: int) -> GroupResult:
+        """Run ``group_size`` members of one prompt concurrently; every member comes back as data."""
+        group_id = f"{prompt.id}:g0"
+        members = await asyncio.gather(*(self._member(prompt, group_id, m) for m in range(group_size)))
+        return GroupResult(group_id=group_id, prompt_id=prompt.id, trajectories=list(members))
+
+    async def _member(self, prompt: Trajectory, group_id: str, member: int) -> Trajectory:
+        session_id = session_id_for(self.job_id, prompt.id, member, self.attempt)
+        out = await self._process(self._input(prompt, member, session_id))
+        try:
+            merged = merge_session(session_id, await self.link.traces(session_id))
+        except httpx.HTTPError as exc:  # the trajectory cannot be assembled: record why, keep the group
+            out = _unreadable(out, exc)
+            merged = SessionMerge(session_id=session_id)
+        traj = member_trajectory(prompt, member, session_id, out, merged)
+        traj.group_id = group_id
+        return traj
+
+    def _input(self, prompt: Trajectory, member: int, session_id: str) -> RolloutInput:
+        inp = RolloutInput(
+            id=f"{prompt.id}-{member}", messages=[m.to_openai() for m in prompt.messages],
+            tools=[t.model_dump(mode="json", exclude_none=True) for t in prompt.tools],
+            ground_truth=prompt.metadata.get("ground_truth"), metadata=dict(prompt.metadata),
+            base_url=self.link.session_url(session_id), model=self.model, api_key=self.link.api_key)
+        return inp.with_http_client(self.link.http_client())
+
+    async def _process(self, inp: RolloutInput) -> RolloutOutput:
+        try:
+            async with self._window:
+                return await self.runtime.process(inp)
+        finally:
+            if inp.http_client is not None:
+                await inp.http_client.aclose()
+
+
+def _unreadable(out: RolloutOutput, exc: Exception) -> RolloutOutput:
+    detail = f"gateway traces unreadable: {type(exc).__name__}: {exc}"
+    return out.model_copy(update={"status": "error", "error": detail, "response": f"ROLLOUT_ERROR: {detail}"})
+
+
+def member_trajectory(prompt: Trajectory, member: int, session_id: str, out: RolloutOutput,
+                      merged: SessionMerge) -> Trajectory:
+    """One member's trajectory: the first merged segment's tokens, or the error fallback as data."""
+    meta = {**prompt.metadata, "prompt_id": prompt.id, "session_id": session_id,
+            "rollout_metrics": out.rollout_metrics, "response": out.response, **_merge_meta(merged)}
+    if out.metadata:
+        meta["processor_metadata"] = out.metadata
+    traj = Trajectory(id=f"{prompt.id}-{member}", sample_index=member, tools=prompt.tools, metadata=meta,
+                      messages=[Message.model_validate(m) for m in out.messages] or prompt.messages,
+                      stop_reason="stop")
+    if out.status == "error":
+        traj.stop_reason = "api_error"
+        traj.metadata.update(error_code="rollout_error", error=out.error)
+    elif merged.segments:  # without any captured call there is nothing token-exact to store
+        _take_segment(traj, merged.segments[0])
+    return traj
+
+
+def _take_segment(traj: Trajectory, segment: Trajectory) -> None:
+    """Tokens and the messages they render, from the session's first segment."""
+    traj.messages, traj.turns, traj.tokens = segment.messages, segment.turns, segment.tokens
+    traj.tools = segment.tools or traj.tools
+    traj.stop_reason = segment.stop_reason or "stop"
+    traj.truncated = segment.stop_reason == "length"
+
+
+def _merge_meta(merged: SessionMerge) -> dict[str, Any]:
+    causes = Counter(m.cause for m in merged.mismatches)
+    return {"policy_calls": merged.calls, "captured_calls": merged.captured_calls,
+            "segments": len(merged.segments), "prefix_mismatches": len(merged.mismatches),
+            "mismatch_causes": dict(causes)}
+
+
+@contextlib.asynccontextmanager
+async def open_processor_groups(spec: ProcessorSpec, settings: Settings, maker: async_sessionmaker[AsyncSession],
+                                *, job_id: uuid.UUID, model: str | None, key_name: str
+                                ) -> AsyncIterator[ProcessorGroups]:
+    """Load the processor (allowed modules only, checked again where it runs) and link it to the gateway."""
+    check_processor_module(spec.classpath, settings.rollout_processor_modules)
+    runtime = ProcessorRuntime(spec)
+    async with open_gateway_link(settings, maker, key_name=key_name) as link:
+        yield ProcessorGroups(runtime, link, job_id=job_id, model=model or await link.default_model())
