@@ -8,11 +8,21 @@ import orjson
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
-from services.cleaning.markers import cascade_upper_bound, count_cascade_starts, count_hesitations, \
-    hesitation_upper_bound
+from services.cleaning.markers import (
+    cascade_upper_bound,
+    count_cascade_starts,
+    count_hesitations,
+    hesitation_upper_bound,
+)
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.text import cjk_ratio, is_agent_row, message_text, normalize_tool_calls, \
-    reasoning_of, split_think
+from services.cleaning.text import (
+    cjk_ratio,
+    is_agent_row,
+    message_text,
+    normalize_tool_calls,
+    reasoning_of,
+    split_think,
+)
 
 __all__ = ["DeadLoopFilter", "DeadLoopParams", "ngram_repetition", "repetition_exceeds"]
 

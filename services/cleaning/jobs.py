@@ -95,7 +95,9 @@ def job_read(job: CleaningJobRow) -> CleanJobRead:
     )
 
 
-async def _batch_inputs(session: AsyncSession, job: CleaningJobRow, batch_index: int) -> tuple[list[Row], list[dict[str, Any]]]:
+async def _batch_inputs(
+    session: AsyncSession, job: CleaningJobRow, batch_index: int
+) -> tuple[list[Row], list[dict[str, Any]]]:
     size = int(job.options["batch_size"])
     stmt = (select(DatasetRowRow).where(DatasetRowRow.dataset_id == job.dataset_id,
                                         DatasetRowRow.row_index >= batch_index * size,

@@ -109,5 +109,6 @@ class OpenAICompatClient:
         lp = (choices[0].get("logprobs") or {}) if choices else {}
         tokens, values, offsets = lp.get("tokens"), lp.get("token_logprobs"), lp.get("text_offset")
         if not (isinstance(tokens, list) and isinstance(values, list) and isinstance(offsets, list)):
-            raise UpstreamError("Model endpoint returned no echoed prompt logprobs (tokens/token_logprobs/text_offset).")
+            raise UpstreamError(
+                "Model endpoint returned no echoed prompt logprobs (tokens/token_logprobs/text_offset).")
         return [TokenLogprob(token=t, logprob=v, offset=o) for t, v, o in zip(tokens, values, offsets)]

@@ -75,7 +75,8 @@ def count_cascade_starts(text: str, low: str | None = None) -> list[int]:
 _HES_TRIGGERS_EN = ("wait", "hm", "uh", "um", "actually", "let me", "start over", "try again", "redo this",
                     "getting confused", "in circles", "lost here", "not sure where", "this is", "the same")
 _HES_TRIGGERS_CJK = ("等等", "等一等", "不不", "嗯嗯", "呃", "不对", "错了", "让我", "我再", "我重新", "搞不清", "迷糊",
-                     "乱了", "复杂", "变得乱", "越来越乱", "难以理清", "难理清", "搞错", "弄错", "犯了错", "犯错", "出错",
+                     "乱了", "复杂", "变得乱", "越来越乱", "难以理清", "难理清",
+                     "搞错", "弄错", "犯了错", "犯错", "出错",
                      "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく",
                      "잠깐", "음", "어", "다시", "헷갈", "계속")
 _CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")

@@ -15,8 +15,15 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.text import cjk_count, has_payload, is_agent_row, is_blank, \
-    message_text, normalize_tool_calls, reasoning_of
+from services.cleaning.text import (
+    cjk_count,
+    has_payload,
+    is_agent_row,
+    is_blank,
+    message_text,
+    normalize_tool_calls,
+    reasoning_of,
+)
 
 __all__ = ["MessageSanityFilter", "SanityParams"]
 
@@ -122,7 +129,8 @@ _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # Bytes that are not ASCII letters; deleting them leaves only the letters (a C-speed count).
 _NON_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
 # Translation and language-practice requests are answered in another script on purpose.
-_TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|translat|in english|in chinese|in japanese|in korean",
+_TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|"
+                           r"translat|in english|in chinese|in japanese|in korean",
                            re.I)
 
 

@@ -89,10 +89,7 @@ def _window(text: str, max_chars: int) -> str:
 
 
 def _run_reason(text: str, expressive: int) -> bool:
-    for m in _RUN_RE.finditer(text):
-        if m.group(1) not in _EXPRESSIVE or len(m.group(0)) >= expressive:
-            return True
-    return False
+    return any(m.group(1) not in _EXPRESSIVE or len(m.group(0)) >= expressive for m in _RUN_RE.finditer(text))
 
 
 def soup_reason(text: str, p: SoupParams) -> str | None:

@@ -13,7 +13,8 @@ from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
 from services.tools.sandbox_pool import SandboxPool
 from shared.settings import Settings
-from shared.web import AppState, ServiceSpec, create_app as _create_app, get_app_state
+from shared.web import AppState, ServiceSpec, get_app_state
+from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 

@@ -63,7 +63,7 @@ class Env(ABC):
         """Score finished trajectories; the default gives 0.0 each."""
         return [0.0] * len(trajectories)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook; most envs hold nothing to release
         """Release resources; safe to call twice."""
 
     def __enter__(self) -> Self:

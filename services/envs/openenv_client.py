@@ -8,6 +8,7 @@ the next ``reset`` reconnects, with retries and backoff.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -222,8 +223,6 @@ class OpenEnv(Env):
             return
         ws = self.channel.ws
         if ws is not None:
-            try:
+            with contextlib.suppress(ConnectionClosed):
                 ws.send('{"type":"close"}')
-            except ConnectionClosed:
-                pass
         self.channel.discard()

@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from shared.errors import InvalidInput, ServiceUnavailable
 from services.gateway.proxy import CallContext, GatewayProxy
+from shared.errors import InvalidInput, ServiceUnavailable
 
 __all__ = ["GatewayDep", "call_context", "get_gateway"]
 

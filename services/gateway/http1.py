@@ -52,7 +52,9 @@ class _Conn:
 class Http1Response:
     """Status, lower-cased headers, and the body (read whole, or streamed by line)."""
 
-    def __init__(self, client: Http1Client, conn: _Conn, status: int, headers: dict[str, str], read_timeout_s: float) -> None:
+    def __init__(
+        self, client: Http1Client, conn: _Conn, status: int, headers: dict[str, str], read_timeout_s: float
+    ) -> None:
         self.client = client
         self.conn = conn
         self.status_code = status

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.schema import Message, TokenData, ToolInfo, Trajectory
 from services.gateway.traces import TraceRecord
+from shared.schema import Message, TokenData, ToolInfo, Trajectory
 
 __all__ = ["MismatchCause", "PrefixMismatch", "SessionMerge", "merge_session"]
 
@@ -175,9 +175,8 @@ def _completion_cause(prev: TraceRecord, new: TraceRecord) -> MismatchCause:
     prev_prompt, new_prompt = prev.request.get("prompt"), new.request.get("prompt")
     choices = (prev.response or {}).get("choices") or [{}]
     text = choices[0].get("text") or ""
-    if isinstance(prev_prompt, str) and isinstance(new_prompt, str):
-        if new_prompt.startswith(prev_prompt + text):
-            return "retokenization"
+    if isinstance(prev_prompt, str) and isinstance(new_prompt, str) and new_prompt.startswith(prev_prompt + text):
+        return "retokenization"
     return "other"
 
 

@@ -16,7 +16,6 @@ import orjson
 from pydantic import BaseModel
 from starlette.responses import Response, StreamingResponse
 
-from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
 from services.gateway.assemble import StreamAssembler
 from services.gateway.capture import extract_tokens, first_choice, strip_extensions
 from services.gateway.config import UpstreamSpec
@@ -28,6 +27,7 @@ from services.gateway.traces import TraceRecord, TraceSink
 from services.gateway.upstream_errors import upstream_error
 from services.gateway.upstreams import Replica, UpstreamPool, UpstreamReply
 from services.gateway.validation import RequestHead, parse_body, validate_chat, validate_completion
+from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
 
 __all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "CallContext", "GatewayProxy"]
 

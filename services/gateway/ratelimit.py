@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 
-from shared.errors import RateLimited
 from services.gateway.config import RateLimitPolicy
+from shared.errors import RateLimited
 
 __all__ = ["KeyedRateLimiter", "TokenBucket"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from datetime import datetime, timezone
 
 from services.gateway.config import RetryPolicy
 
@@ -43,7 +43,7 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def retry_delay_s(

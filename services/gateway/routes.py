@@ -8,7 +8,6 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from shared.errors import PayloadTooLarge, TrajforgeError
 from services.gateway import service
 from services.gateway.config import UpstreamSpec
 from services.gateway.deps import GatewayDep, call_context
@@ -16,6 +15,7 @@ from services.gateway.errors import error_response
 from services.gateway.merge import SessionMerge
 from services.gateway.proxy import CHAT_PATH, COMPLETIONS_PATH, GatewayProxy
 from services.gateway.traces import TraceRecord
+from shared.errors import PayloadTooLarge, TrajforgeError
 
 __all__ = ["router"]
 

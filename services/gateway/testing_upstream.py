@@ -104,7 +104,8 @@ class _Reply(BaseModel):
 def _tool_calls(b: Behaviour, n: int) -> list[dict[str, Any]]:
     return [
         {"id": f"call_{n}_{i}", "type": "function",
-         "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"])}}
+         "function": {"name": c["name"],
+                      "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"])}}
         for i, c in enumerate(b.tool_calls)
     ]
 
@@ -133,7 +134,8 @@ def _pieces(b: Behaviour, calls: list[dict[str, Any]]) -> list[tuple[dict[str, A
 def _reply(b: Behaviour, n: int) -> _Reply:
     calls = _tool_calls(b, n)
     finish = b.finish_reason or ("tool_calls" if calls else "stop")
-    return _Reply(content=b.content, reasoning=b.reasoning, tool_calls=calls, pieces=_pieces(b, calls), finish_reason=finish)
+    return _Reply(content=b.content, reasoning=b.reasoning, tool_calls=calls, pieces=_pieces(b, calls),
+                  finish_reason=finish)
 
 
 def _logprob(i: int) -> float:
@@ -141,7 +143,8 @@ def _logprob(i: int) -> float:
 
 
 def _chat_logprobs(ids: list[int], start: int) -> dict[str, Any]:
-    return {"content": [{"token": f"token_id:{t}", "logprob": _logprob(start + k), "bytes": None, "top_logprobs": []} for k, t in enumerate(ids)]}
+    return {"content": [{"token": f"token_id:{t}", "logprob": _logprob(start + k), "bytes": None, "top_logprobs": []}
+                        for k, t in enumerate(ids)]}
 
 
 def _usage(prompt: list[int], ids: list[int]) -> dict[str, int]:
@@ -174,7 +177,8 @@ def _completion_response(body: dict[str, Any], prompt: list[int], b: Behaviour, 
     reply = _reply(b, n)
     choice: dict[str, Any] = {"index": 0, "text": decode(ids), "finish_reason": reply.finish_reason, "logprobs": None}
     if body.get("logprobs") is not None:
-        choice["logprobs"] = {"tokens": [f"token_id:{t}" for t in ids], "token_logprobs": [_logprob(k) for k in range(len(ids))]}
+        choice["logprobs"] = {"tokens": [f"token_id:{t}" for t in ids],
+                              "token_logprobs": [_logprob(k) for k in range(len(ids))]}
     if body.get("return_token_ids"):
         choice["token_ids"] = ids
         choice["prompt_token_ids"] = prompt
@@ -186,8 +190,11 @@ def _sse(obj: Any) -> bytes:
     return b"data: " + orjson.dumps(obj) + b"\n\n"
 
 
-async def _chat_stream(body: dict[str, Any], prompt: list[int], reply: _Reply, b: Behaviour, n: int) -> AsyncIterator[bytes]:
-    head = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": int(time.time()), "model": body.get("model")}
+async def _chat_stream(
+    body: dict[str, Any], prompt: list[int], reply: _Reply, b: Behaviour, n: int
+) -> AsyncIterator[bytes]:
+    head = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": body.get("model")}
     want_ids, want_lp = bool(body.get("return_token_ids")), bool(body.get("logprobs"))
     start = 0
     last = len(reply.pieces) - 1
@@ -195,7 +202,8 @@ async def _chat_stream(body: dict[str, Any], prompt: list[int], reply: _Reply, b
         if b.die_after_chunks is not None and k >= b.die_after_chunks:
             # Break the connection the way a crashed engine does: no terminating chunk.
             raise ConnectionAbortedError("scripted death mid-stream")
-        choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": reply.finish_reason if k == last else None,
+        choice: dict[str, Any] = {"index": 0, "delta": delta,
+                                  "finish_reason": reply.finish_reason if k == last else None,
                                   "logprobs": _chat_logprobs(ids, start) if want_lp and ids else None}
         if want_ids:
             choice["token_ids"] = ids
@@ -246,7 +254,10 @@ async def _generate(state: _State, request: Request, path: str) -> Response:
     prompt = _prompt_ids(path, body)
     if path.endswith("chat/completions") and body.get("stream"):
         return StreamingResponse(_chat_stream(body, prompt, _reply(b, n), b, n), media_type="text/event-stream")
-    out = _chat_response(body, prompt, _reply(b, n), n) if path.endswith("chat/completions") else _completion_response(body, prompt, b, n)
+    if path.endswith("chat/completions"):
+        out = _chat_response(body, prompt, _reply(b, n), n)
+    else:
+        out = _completion_response(body, prompt, b, n)
     return Response(orjson.dumps(out), media_type="application/json", headers={"x-upstream-name": state.name})
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 
+from services.gateway.retry import parse_retry_after
 from shared.errors import (
     InvalidInput,
     NotFound,
@@ -16,7 +17,6 @@ from shared.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from services.gateway.retry import parse_retry_after
 
 __all__ = ["upstream_error", "upstream_message"]
 

@@ -13,15 +13,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.errors import Draining, UpstreamError, UpstreamTimeout, UpstreamUnavailable
 from services.gateway.config import GatewayConfig, UpstreamSpec
 from services.gateway.errors import PathNotAllowed, UnknownModel
 from services.gateway.http1 import ConnectFailed, Http1Client, Http1Error, Http1Response, ReadTimedOut
 from services.gateway.inproc import AsgiResponse, InProcessClient
+from services.gateway.retry import is_retryable_status, retry_delay_s
+from shared.errors import Draining, UpstreamError, UpstreamTimeout, UpstreamUnavailable
 
 #: What the pool sends through: HTTP/1.1 only, or in-process apps plus HTTP/1.1.
 UpstreamClient = Http1Client | InProcessClient
-from services.gateway.retry import is_retryable_status, retry_delay_s
 
 __all__ = ["ALLOWED_PATHS", "Replica", "UpstreamClient", "UpstreamPool", "UpstreamReply", "check_path"]
 

@@ -7,9 +7,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from services.gateway.errors import ToolPairingError
 from shared.errors import InvalidInput, InvalidJSON, PayloadTooLarge
 from shared.schema import Message
-from services.gateway.errors import ToolPairingError
 
 __all__ = ["RequestHead", "check_tool_pairing", "parse_body", "validate_chat", "validate_completion"]
 

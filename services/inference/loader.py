@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import shutil
 import time
@@ -100,10 +101,8 @@ def _forget_gguf_quantizer(model: Any) -> None:
         del model.config.quantization_config
     for attr in ("is_quantized", "quantization_method"):
         if hasattr(model, attr):
-            try:
+            with contextlib.suppress(AttributeError):
                 delattr(model, attr)
-            except AttributeError:
-                pass
 
 
 def _convert_gguf(source: ModelSource, target: Path) -> tuple[Any, Any]:

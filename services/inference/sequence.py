@@ -54,9 +54,7 @@ class Sequence:
     def _check_stop(self, token: int) -> None:
         if token in self.params.stop_token_ids:
             self.finish_reason, self.stop_reason = "stop", token
-        elif token in self.eos_ids and not self.params.ignore_eos:
-            self.finish_reason = "stop"
-        elif self._cut_at_stop_string():
+        elif (token in self.eos_ids and not self.params.ignore_eos) or self._cut_at_stop_string():
             self.finish_reason = "stop"
         elif len(self.token_ids) >= self.params.max_tokens:
             self.finish_reason = "length"

@@ -14,12 +14,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from services.inference.engine import Engine
+from services.inference.errors import GenerationAborted
 from services.inference.params import GenParams, SeqDelta
 from services.inference.protocol import ChatCompletionRequest, CompletionRequest
 from services.inference.responses import TokenText, chat_logprobs, completion_logprobs, usage
 from services.inference.service import new_id
 from services.inference.toolparse import TOOL_CALL_OPEN, extract_tool_calls
-from services.inference.errors import GenerationAborted
 from shared.errors import TrajforgeError
 
 __all__ = ["chat_events", "completion_events", "sse"]
@@ -111,8 +111,12 @@ class _ChatStream:
         for i, call in enumerate(calls):
             head = {"index": i, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
             events.append(self.chunk(d.index, {"tool_calls": [head]}))
-            events.append(self.chunk(d.index, {"tool_calls": [{"index": i, "function": {"arguments": call.arguments}}]}))
-        reason = "tool_calls" if calls and d.finish_reason == "stop" else ("length" if d.finish_reason == "length" else "stop")
+            tail = {"index": i, "function": {"arguments": call.arguments}}
+            events.append(self.chunk(d.index, {"tool_calls": [tail]}))
+        if calls and d.finish_reason == "stop":
+            reason = "tool_calls"
+        else:
+            reason = "length" if d.finish_reason == "length" else "stop"
         events.append(self.chunk(d.index, {}, finish=reason, extra={"stop_reason": d.stop_reason}))
         return events
 

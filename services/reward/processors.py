@@ -15,10 +15,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.schema import Trajectory
 from services.reward.errors import RewardSpecError
 from services.reward.service import ground_truth_of, is_rollout_error, score_trajectory
 from services.reward.spec import RewardSpec
+from shared.schema import Trajectory
 
 __all__ = ["ProcessorEntry", "RewardInput", "RewardOutput", "RewardProcessor", "SpecProcessor",
            "load_processor", "run_processors"]
@@ -34,7 +34,8 @@ class RewardInput(BaseModel):
     def truth(self) -> dict[str, Any] | None:
         """Ground truth from the input, else ``rollout_extra.solution``, else the trajectory metadata."""
         solution = self.rollout_extra.get("solution")
-        return self.ground_truth or (solution if isinstance(solution, dict) else None) or ground_truth_of(self.trajectory)
+        from_extra = solution if isinstance(solution, dict) else None
+        return self.ground_truth or from_extra or ground_truth_of(self.trajectory)
 
 
 class RewardOutput(BaseModel):
@@ -63,7 +64,8 @@ class SpecProcessor:
     def process(self, inp: RewardInput) -> RewardOutput:
         """Score one input with the spec."""
         if is_rollout_error(inp.trajectory):
-            return RewardOutput(status="FAILED", mask=True, error="rollout_error", reward_metrics={"rollout_error": 1.0})
+            return RewardOutput(status="FAILED", mask=True, error="rollout_error",
+                                reward_metrics={"rollout_error": 1.0})
         scored = score_trajectory(inp.trajectory, self.spec, inp.truth())
         status = "COMPLETED" if scored.status == "ok" else "FAILED"
         return RewardOutput(reward_score=scored.score, reward_metrics=scored.metrics, status=status, error=scored.error)
@@ -94,7 +96,9 @@ def load_processor(classpath: str, **kwargs: Any) -> RewardProcessor:
     return processor
 
 
-async def _call(entry: ProcessorEntry, inp: RewardInput, pool: ThreadPoolExecutor, gate: asyncio.Semaphore) -> RewardOutput:
+async def _call(
+    entry: ProcessorEntry, inp: RewardInput, pool: ThreadPoolExecutor, gate: asyncio.Semaphore
+) -> RewardOutput:
     async with gate:
         try:
             if inspect.iscoroutinefunction(entry.processor.process):

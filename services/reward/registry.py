@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from shared.schema import Trajectory
 from services.reward.errors import UnknownComponent
+from shared.schema import Trajectory
 
 __all__ = ["Component", "ComponentFn", "ComponentResult", "get_component", "list_components", "reward_component"]
 

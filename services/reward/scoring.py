@@ -59,7 +59,8 @@ def _record(entry: ProcessorEntry, out: RewardOutput) -> RewardRecord:
     if out.status == "FAILED":
         return RewardRecord(**base, status="failed", error=out.error or f"{entry.name}: processor failed")
     if out.reward_score is None or not math.isfinite(out.reward_score):
-        return RewardRecord(**base, status="failed", error=f"{entry.name}: score is {out.reward_score}, not a finite number")
+        error = f"{entry.name}: score is {out.reward_score}, not a finite number"
+        return RewardRecord(**base, status="failed", error=error)
     return RewardRecord(**base, score=out.reward_score, metrics=out.reward_metrics)
 
 
@@ -81,7 +82,8 @@ async def score_request(body: ScoreRequest, *, allowed_modules: Sequence[str]) -
     if body.ground_truths is not None and len(body.ground_truths) != len(body.trajectories):
         raise RewardSpecError("ground_truths must have one entry per trajectory", param="ground_truths")
     entries = load_entries(body.processors, allowed_modules)
-    results = await asyncio.to_thread(score_trajectories, body.trajectories, body.spec, ground_truths=body.ground_truths)
+    results = await asyncio.to_thread(score_trajectories, body.trajectories, body.spec,
+                                      ground_truths=body.ground_truths)
     if not entries:
         return ScoreResponse(results=results)
     truths = body.ground_truths or [None] * len(body.trajectories)

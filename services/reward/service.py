@@ -7,10 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.schema import RewardRecord, Trajectory
 from services.reward.extract import ROLLOUT_ERROR_PREFIX
 from services.reward.spec import RewardSpec, run_spec
-from shared.schema import content_text
+from shared.schema import RewardRecord, Trajectory, content_text
 
 __all__ = ["ScoredTrajectory", "ground_truth_of", "is_rollout_error", "score_trajectories", "score_trajectory"]
 
@@ -53,13 +52,16 @@ def _flat_metrics(records: list[RewardRecord]) -> dict[str, float]:
     return out
 
 
-def score_trajectory(traj: Trajectory, spec: RewardSpec, ground_truth: dict[str, Any] | None = None) -> ScoredTrajectory:
+def score_trajectory(
+    traj: Trajectory, spec: RewardSpec, ground_truth: dict[str, Any] | None = None
+) -> ScoredTrajectory:
     """Score one trajectory; a rollout error is skipped and marked for masking."""
     if is_rollout_error(traj):
         return ScoredTrajectory(trajectory_id=traj.id, score=None, status="skipped", mask=True,
                                 metrics={"rollout_error": 1.0}, error="rollout_error")
     if not traj.messages:
-        return ScoredTrajectory(trajectory_id=traj.id, score=None, status="failed", error="empty trajectory: no messages")
+        return ScoredTrajectory(trajectory_id=traj.id, score=None, status="failed",
+                                error="empty trajectory: no messages")
     truth = ground_truth_of(traj, ground_truth)
     if truth is None:
         return ScoredTrajectory(trajectory_id=traj.id, score=None, status="failed", error="no ground truth")

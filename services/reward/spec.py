@@ -71,7 +71,9 @@ def _run_one(comp: ComponentSpec, traj: Trajectory, ground_truth: dict[str, Any]
     return RewardRecord(**base, score=result.score, metrics=result.metrics)
 
 
-def run_spec(spec: RewardSpec, traj: Trajectory, ground_truth: dict[str, Any]) -> tuple[float | None, list[RewardRecord]]:
+def run_spec(
+    spec: RewardSpec, traj: Trajectory, ground_truth: dict[str, Any]
+) -> tuple[float | None, list[RewardRecord]]:
     """Every component's record and the weighted total (None when a weighted component failed)."""
     records = [_run_one(comp, traj, ground_truth) for comp in spec.components]
     weighted = [(r.weight, r.score) for r in records if r.weight != 0]

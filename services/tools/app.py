@@ -9,7 +9,8 @@ from services.tools.routes import router
 from services.tools.sandbox_pool import SandboxPool
 from services.tools.service import build_default_service
 from shared.settings import Settings
-from shared.web import AppState, ServiceSpec, create_app as _create_app
+from shared.web import AppState, ServiceSpec
+from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 

@@ -50,7 +50,8 @@ def list_() -> None:
     """List keys (id, name, prefix, created, revoked)."""
     for row in _with_session(auth.list_keys):
         revoked = row.revoked_at.isoformat() if row.revoked_at else "-"
-        typer.echo(f"{row.id}  {row.name:20}  {row.prefix}…  created {row.created_at:%Y-%m-%d %H:%M}  revoked {revoked}")
+        created = f"{row.created_at:%Y-%m-%d %H:%M}"
+        typer.echo(f"{row.id}  {row.name:20}  {row.prefix}…  created {created}  revoked {revoked}")
 
 
 @app.command()

@@ -52,7 +52,7 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 @asynccontextmanager
 async def session_scope(maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
     """Commit on success, roll back on error, then send the tasks queued after commit."""
-    from shared.queue.dispatch import flush_after_commit, discard_after_commit
+    from shared.queue.dispatch import discard_after_commit, flush_after_commit
 
     async with maker() as session:
         try:

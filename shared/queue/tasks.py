@@ -64,8 +64,10 @@ def task_key(name: str, kwargs: dict[str, Any]) -> str:
 async def _begin(ctx_maker: async_sessionmaker[AsyncSession], key: str, name: str) -> tuple[bool, int]:
     """Record the start of a run; returns (already_succeeded, attempt number)."""
     async with ctx_maker() as session:
-        await insert_ignore(session, TaskExecutionRow, [{"key": key, "task_name": name, "attempts": 0}], conflict_columns=["key"])
-        row = (await session.execute(select(TaskExecutionRow).where(TaskExecutionRow.key == key).with_for_update())).scalar_one()
+        await insert_ignore(session, TaskExecutionRow, [{"key": key, "task_name": name, "attempts": 0}],
+                            conflict_columns=["key"])
+        stmt = select(TaskExecutionRow).where(TaskExecutionRow.key == key).with_for_update()
+        row = (await session.execute(stmt)).scalar_one()
         if row.status == "succeeded":
             await session.commit()
             return True, row.attempts

@@ -11,6 +11,7 @@ import logging
 import re
 import time
 import uuid
+
 import orjson
 from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send

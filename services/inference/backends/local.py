@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+
 from services.inference.backends.base import BackendHealth, BackendResult, BackendSample
 from services.inference.config import engine_config
 from services.inference.engine import Engine

@@ -7,10 +7,10 @@ import string
 from collections import Counter
 from typing import Any
 
-from shared.schema import Trajectory, content_text
-from shared.toolcalls.reasoning import mask_spans, reasoning_spans
 from services.reward.mathcheck import math_equal
 from services.reward.registry import ComponentResult, reward_component
+from shared.schema import Trajectory, content_text
+from shared.toolcalls.reasoning import mask_spans, reasoning_spans
 
 __all__ = ["exact_match", "extract_answer", "final_text", "normalise_answer", "token_f1"]
 

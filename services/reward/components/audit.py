@@ -7,9 +7,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from shared.schema import Trajectory
 from services.reward.components.answer import final_text
 from services.reward.registry import ComponentResult, reward_component
+from shared.schema import Trajectory
 
 __all__ = ["audit_answer", "parse_answer_fields"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from shared.schema import Trajectory
 from services.reward.extract import PredictedCall, read_model_turn
 from services.reward.registry import ComponentResult, reward_component
+from shared.schema import Trajectory
 
 __all__ = ["BfclVerdict", "bfcl_verdict", "check_calls", "check_single", "standardise"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.schema import Trajectory
 from services.reward.components.tool_call import ToolCallTruth, score_tool_call
 from services.reward.registry import ComponentResult, reward_component
+from shared.schema import Trajectory
 
 __all__ = ["opd_component"]
 

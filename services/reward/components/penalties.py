@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shared.schema import Trajectory, content_text
 from services.reward.extract import read_model_turn
 from services.reward.registry import ComponentResult, reward_component
+from shared.schema import Trajectory, content_text
 
 __all__ = ["ReasoningScorer", "set_reasoning_scorer"]
 

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from shared.schema import Trajectory
 from services.reward.extract import ModelTurn, PredictedCall, read_model_turn
 from services.reward.matching import best_assignment
 from services.reward.registry import ComponentResult, reward_component
 from services.reward.values import is_optional, json_type_fits, strip_optional, values_match
+from shared.schema import Trajectory
 
 __all__ = ["DESTRUCTIVE_TOOLS", "ExpectedCall", "ToolCallTruth", "arg_score", "same_tool", "score_tool_call"]
 
