@@ -265,7 +265,7 @@ class AsyncClient(_Endpoints):
         self._http = httpx.AsyncClient(base_url=base_url, headers=_headers(api_key), timeout=timeout,
                                        transport=transport)
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:  # type: ignore[override]
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         return _result(await self._http.request(method, path, **kwargs))
 
     async def aclose(self) -> None:

@@ -90,7 +90,7 @@ def iter_jsonl(
         chunks: Iterable[bytes] = (source,)
     elif hasattr(source, "read"):
         stream = source
-        chunks = iter(lambda: stream.read(_CHUNK), b"")  # type: ignore[union-attr]
+        chunks = iter(lambda: stream.read(_CHUNK), b"")
     else:
         chunks = source
     for line_no, line in enumerate(_split(chunks), start=1):

@@ -87,7 +87,7 @@ def _cascade(text: str, low: str, k: int, window: int) -> bool:
     return any(starts[i + k - 1] - starts[i] <= window for i in range(len(starts) - k + 1))
 
 
-class DeadLoopFilter(ParamStep):
+class DeadLoopFilter(ParamStep[DeadLoopParams]):
     """Drop rows with a stuck assistant turn or a repeated tool-call loop (``dead_loop``)."""
 
     Params = DeadLoopParams

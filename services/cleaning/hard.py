@@ -41,7 +41,7 @@ def _deny_regex(words: list[str] | None) -> re.Pattern[str] | None:
     return re.compile("|".join(alts), re.I) if alts else None
 
 
-class HardFilter(ParamStep):
+class HardFilter(ParamStep[HardFilterParams]):
     """Drop rows failing cheap structural rules (no_user, trivial_single_turn, shallow_reply, ...)."""
 
     Params = HardFilterParams

@@ -66,7 +66,7 @@ def _next_assistant(msgs: Msgs, i: int) -> int | None:
     return next((j for j in range(i + 1, len(msgs)) if msgs[j].get("role") == "assistant"), None)
 
 
-class IntentClassifier(ParamStep):
+class IntentClassifier(ParamStep[IntentParams]):
     """Annotate key rounds with intents; drop rows without one by default (``no_key_rounds``)."""
 
     Params = IntentParams

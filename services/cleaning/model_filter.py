@@ -37,7 +37,7 @@ class ModelFilterParams(StepParams):
     field: str = Field("model_id", description="Row key holding the model id.")
 
 
-class ModelFilter(ParamStep):
+class ModelFilter(ParamStep[ModelFilterParams]):
     """Drop rows whose model id does not fully match an allowed family (``model_not_allowed``)."""
 
     Params = ModelFilterParams

@@ -162,7 +162,7 @@ def merge_same_role(messages: list[Msg]) -> list[Msg]:
     return out
 
 
-class MessageNormalizer(ParamStep):
+class MessageNormalizer(ParamStep[NormalizerParams]):
     """Normalise messages in three passes; never drops rows."""
 
     Params = NormalizerParams

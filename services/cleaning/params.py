@@ -8,7 +8,7 @@ the constructor accepts.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -33,14 +33,23 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-class ParamStep(Step):
-    """A step configured by keyword arguments validated against its ``Params`` model."""
+P = TypeVar("P", bound="StepParams")
+
+
+class ParamStep(Step, Generic[P]):
+    """A step configured by keyword arguments validated against its ``Params`` model.
+
+    Subclasses name their model twice, as ``ParamStep[XParams]`` (so ``self.params``
+    is typed) and as ``Params = XParams`` (the class that validates at runtime).
+    """
 
     Params: ClassVar[type[StepParams]] = StepParams
+    params: P
 
     def __init__(self, **params: Any) -> None:
         try:
-            self.params = self.Params(**params)
+            # Params is the runtime twin of P; a class variable cannot carry the type variable.
+            self.params = cast(P, self.Params(**params))
         except ValidationError as exc:
             raise InvalidInput(
                 f"Bad parameters for {self.name}: {_explain(exc)}.",

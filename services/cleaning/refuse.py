@@ -122,7 +122,7 @@ class RefuseParams(StepParams):
     agent_policy_exempt: bool = Field(True, description="In agent rows, keep denials that cite a policy.")
 
 
-class RefuseFilter(ParamStep):
+class RefuseFilter(ParamStep[RefuseParams]):
     """Drop rows with a refusing assistant turn (``refusal``)."""
 
     Params = RefuseParams
@@ -147,7 +147,7 @@ class RefuseFilter(ParamStep):
                 continue
             texts = [message_text(m.get("content"), sep="")]
             if p.scan_reasoning:
-                texts += [m.get(k) for k in ("reasoning_content", "thinking") if isinstance(m.get(k), str)]
+                texts += [v for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
             if any(is_refusal(t, check_window=p.check_window, agent=agent) for t in texts):
                 return True
             if not p.scan_all_assistants and texts[0].strip():

@@ -21,10 +21,10 @@ from shared.errors import InvalidInput
 __all__ = ["STEP_REGISTRY", "StepInfo", "StepSpec", "build_pipeline", "build_step",
            "describe_steps", "register_step"]
 
-STEP_REGISTRY: dict[str, type[ParamStep]] = {}
+STEP_REGISTRY: dict[str, type[ParamStep[Any]]] = {}
 
 
-def register_step(cls: type[ParamStep]) -> type[ParamStep]:
+def register_step(cls: type[ParamStep[Any]]) -> type[ParamStep[Any]]:
     """Add a step class to the registry under its ``name`` (usable as a decorator)."""
     STEP_REGISTRY[cls.name] = cls
     return cls
@@ -61,7 +61,7 @@ def describe_steps() -> list[StepInfo]:
     ]
 
 
-def build_step(spec: StepSpec | dict[str, Any]) -> ParamStep:
+def build_step(spec: StepSpec | dict[str, Any]) -> ParamStep[Any]:
     """A step built from a spec; InvalidInput on unknown names or bad parameters."""
     if not isinstance(spec, StepSpec):
         try:
@@ -76,6 +76,6 @@ def build_step(spec: StepSpec | dict[str, Any]) -> ParamStep:
     return cls(**spec.params)
 
 
-def build_pipeline(specs: list[StepSpec | dict[str, Any]]) -> list[ParamStep]:
+def build_pipeline(specs: list[StepSpec | dict[str, Any]]) -> list[ParamStep[Any]]:
     """Steps built from a list of specs, in order."""
     return [build_step(s) for s in specs]

@@ -94,7 +94,8 @@ def _tool_ids_ok(msgs: list[Msg]) -> bool:
 
 def _calls_ok(m: Msg) -> bool:
     for c in normalize_tool_calls(m.get("tool_calls")) or []:
-        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        raw = c.get("function")
+        fn = raw if isinstance(raw, dict) else c
         name = fn.get("name")
         if not isinstance(name, str) or not _TOOL_NAME_RE.fullmatch(name):
             return False
@@ -122,7 +123,7 @@ def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
         prev = key if role != "tool" and not calls else None
     users = sum(m.get("role") == "user" for m in msgs)
     assts = sum(m.get("role") == "assistant" for m in msgs)
-    return users >= 1 and assts >= 1 and users + assts >= p.min_turns
+    return bool(users >= 1 and assts >= 1 and users + assts >= p.min_turns)
 
 
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -182,7 +183,7 @@ def _words_regex(words: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(alts), re.I) if alts else None
 
 
-class MessageSanityFilter(ParamStep):
+class MessageSanityFilter(ParamStep[SanityParams]):
     """Drop structurally broken conversations; the reason names the failing check."""
 
     Params = SanityParams

@@ -43,12 +43,12 @@ class ScoreFilterParams(StepParams):
 
 def _intent(intents: Any, idx: int) -> str | None:
     if isinstance(intents, dict):
-        value = intents.get(str(idx), intents.get(idx))  # type: ignore[call-overload]
+        value = intents.get(str(idx), intents.get(idx))
         return value if isinstance(value, str) else None
     return None
 
 
-class ScoreFilter(ParamStep):
+class ScoreFilter(ParamStep[ScoreFilterParams]):
     """Keep rows whose key rounds pass every scorer."""
 
     Params = ScoreFilterParams
@@ -67,7 +67,8 @@ class ScoreFilter(ParamStep):
         per_row = [self.candidate_rounds(i, row) for i, row in enumerate(rows)]
         flat = [r for rounds in per_row for r in rounds]
         results = self._score(flat)
-        kept, dropped = [], []
+        kept: list[Row] = []
+        dropped: list[Row] = []
         it = iter(results)
         for row, rounds in zip(rows, per_row):
             verdicts = [all(res.passed for res in next(it)) for _ in rounds]
@@ -78,7 +79,8 @@ class ScoreFilter(ParamStep):
 
     def candidate_rounds(self, row_idx: int, row: Row) -> list[Round]:
         """Rounds of one row worth scoring (assistant, non-blank, with context, intent-gated)."""
-        msgs = row.get("messages") if isinstance(row.get("messages"), list) else []
+        raw = row.get("messages")
+        msgs: list[Any] = raw if isinstance(raw, list) else []
         key_rounds = get_user_data(row, "key_rounds")
         intents = get_user_data(row, "intents")
         idxs = key_rounds if isinstance(key_rounds, list) and key_rounds else \

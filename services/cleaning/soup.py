@@ -116,7 +116,7 @@ def soup_reason(text: str, p: SoupParams) -> str | None:
     return None
 
 
-class TokenSoupFilter(ParamStep):
+class TokenSoupFilter(ParamStep[SoupParams]):
     """Drop rows whose assistant text is garbled (``token_soup``)."""
 
     Params = SoupParams
@@ -139,7 +139,7 @@ class TokenSoupFilter(ParamStep):
                 continue
             texts = [message_text(m.get("content"))]
             if self.params.scan_reasoning:
-                texts += [m.get(k) for k in ("reasoning_content", "thinking") if isinstance(m.get(k), str)]
+                texts += [v for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
             if any(soup_reason(t, self.params) for t in texts if t):
                 return True
         return False

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -95,7 +95,7 @@ def _normalize_call(item: Any) -> dict[str, Any] | None:
     if isinstance(fn, str):
         decoded = _loads(fn)
         item = {**item, "function": decoded if isinstance(decoded, dict) else fn}
-    return item
+    return cast(dict[str, Any], item)
 
 
 def normalize_tool_calls(value: Any) -> list[dict[str, Any]] | None:

@@ -45,10 +45,9 @@ def _hermes_block(body: str) -> ParsedCall | None:
     if not isinstance(obj, dict):
         return None
     name = obj.get("name") or obj.get("tool_name")
-    args = obj.get("arguments", obj.get("parameters", {}))
-    if isinstance(args, str):
-        args = _json_or_str(args)
-    return (name, args if isinstance(args, dict) else {}) if isinstance(name, str) and name else None
+    raw = obj.get("arguments", obj.get("parameters", {}))
+    parsed = _json_or_str(raw) if isinstance(raw, str) else raw
+    return (name, parsed if isinstance(parsed, dict) else {}) if isinstance(name, str) and name else None
 
 
 def _hermes(text: str, _tools: Collection[str]) -> tuple[list[ParsedCall], str]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
 __all__ = ["insert_ignore"]
@@ -24,5 +25,6 @@ async def insert_ignore(
     dialect = session.bind.dialect.name if session.bind is not None else "postgresql"
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     stmt = insert(model).values(list(rows)).on_conflict_do_nothing(index_elements=list(conflict_columns))
-    result = await session.execute(stmt)
+    # An INSERT returns a cursor result, which is what carries rowcount.
+    result = cast(CursorResult[Any], await session.execute(stmt))
     return int(result.rowcount or 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from shared.toolcalls._json import loads_strict, normalise_arguments
 from shared.toolcalls.models import Extraction, ParsedCall
 
@@ -34,7 +36,7 @@ def _one_call(text: str, at: int, limit: int) -> ParsedCall:
     close = text.find(CALL_END, body_start, limit)
     end = close + len(CALL_END) if close != -1 else limit
     inner = text[body_start : close if close != -1 else limit]
-    common = {"raw": text[at:end], "start": at, "end": end, "family": FAMILY}
+    common: dict[str, Any] = {"raw": text[at:end], "start": at, "end": end, "family": FAMILY}
     if SEP not in inner:
         return ParsedCall(status="unclosed" if close == -1 else "missing_name",
                           error="no tool separator", **common)

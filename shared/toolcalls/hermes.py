@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from shared.toolcalls._json import decode_at, fields_from_object, loads_strict
-from shared.toolcalls.models import Extraction, ParsedCall
+from shared.toolcalls.models import CallStatus, Extraction, ParsedCall
 
 __all__ = ["CLOSE_TAG", "OPEN_TAG", "parse_hermes"]
 
@@ -41,6 +43,10 @@ def _one_call(text: str, open_at: int, close_hint: int, next_open: int) -> Parse
     if call is not None:
         return call.model_copy(update={"start": open_at, "raw": text[open_at:call.end]})
     close = close_hint
+    status: CallStatus
+    name: str | None
+    args: dict[str, Any] | None
+    err: str | None
     if close == -1:
         status, name, args, err = "unclosed", None, None, "no closing </tool_call>"
         if decoded_end > 0:

@@ -7,7 +7,7 @@ inside prose are never mistaken for calls.
 from __future__ import annotations
 
 from shared.toolcalls._json import decode_at, fields_from_object
-from shared.toolcalls.models import Extraction, ParsedCall
+from shared.toolcalls.models import CallStatus, Extraction, ParsedCall
 
 __all__ = ["PYTHON_TAG", "parse_llama_json"]
 
@@ -33,7 +33,7 @@ def _region_start(text: str) -> tuple[int, list[tuple[int, int]]]:
 def _one_call(text: str, pos: int) -> ParsedCall:
     value, end, error, truncated = decode_at(text, pos)
     if error is not None:
-        status = "unclosed" if truncated else "invalid_json"
+        status: CallStatus = "unclosed" if truncated else "invalid_json"
         return ParsedCall(status=status, raw=text[pos:], start=pos, end=len(text),
                           family=FAMILY, error=error)
     status, name, args, err = fields_from_object(value)

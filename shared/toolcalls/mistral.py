@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.toolcalls._json import decode_at, fields_from_object, normalise_arguments
-from shared.toolcalls.models import Extraction, ParsedCall
+from shared.toolcalls.models import CallStatus, Extraction, ParsedCall
 
 __all__ = ["ARGS_TAG", "TOOL_CALLS", "parse_mistral"]
 
@@ -21,7 +21,7 @@ def _skip_ws(text: str, pos: int) -> int:
 def _array_form(text: str, at: int, pos: int) -> tuple[list[ParsedCall], int]:
     value, end, error, truncated = decode_at(text, pos)
     if error is not None:
-        status = "unclosed" if truncated else "invalid_json"
+        status: CallStatus = "unclosed" if truncated else "invalid_json"
         return [ParsedCall(status=status, raw=text[at:], start=at, end=len(text),
                            family=FAMILY, error=error)], len(text)
     items = value if isinstance(value, list) else [value]
@@ -37,6 +37,7 @@ def _named_form(text: str, at: int, pos: int, limit: int) -> tuple[list[ParsedCa
     brace = text.find("{", pos, limit)
     head_end = brace if brace != -1 else limit
     name = text[pos:head_end].replace(ARGS_TAG, "").strip()
+    status: CallStatus
     if brace == -1:
         status = "missing_name" if not name else "unclosed"
         return [ParsedCall(status=status, name=name or None, raw=text[at:limit], start=at,

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from shared.toolcalls.llama import PYTHON_TAG
-from shared.toolcalls.models import Extraction, ParsedCall
+from shared.toolcalls.models import CallStatus, Extraction, ParsedCall
 
 __all__ = ["looks_pythonic", "parse_pythonic"]
 
@@ -53,7 +53,7 @@ def _call(node: ast.expr, src: str, starts: list[int], base: int) -> ParsedCall:
     s = base + _char_offset(starts, src, node.lineno, node.col_offset)
     e = base + _char_offset(starts, src, node.end_lineno or node.lineno, node.end_col_offset or 0)
     raw = src[s - base : e - base]
-    common = {"raw": raw, "start": s, "end": e, "family": FAMILY}
+    common: dict[str, Any] = {"raw": raw, "start": s, "end": e, "family": FAMILY}
     name = _dotted(node.func) if isinstance(node, ast.Call) else None
     if not isinstance(node, ast.Call) or name is None:
         return ParsedCall(status="missing_name", error="list item is not a named call", **common)
@@ -68,7 +68,7 @@ def _call(node: ast.expr, src: str, starts: list[int], base: int) -> ParsedCall:
 
 def _failed(src: str, base: int, exc: BaseException) -> ParsedCall:
     body = src.rstrip()
-    status = "invalid_json" if body.endswith("]") else "unclosed"
+    status: CallStatus = "invalid_json" if body.endswith("]") else "unclosed"
     return ParsedCall(status=status, raw=src, start=base, end=base + len(src), family=FAMILY,
                       error=f"{type(exc).__name__}: {exc}")
 

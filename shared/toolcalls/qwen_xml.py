@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.toolcalls._json import loads_strict
-from shared.toolcalls.models import Extraction, ParsedCall
+from shared.toolcalls.models import CallStatus, Extraction, ParsedCall
 
 __all__ = ["convert_value", "parse_qwen_xml"]
 
@@ -80,7 +80,7 @@ def _one_function(text: str, at: int, limit: int, schemas: Schemas) -> tuple[Par
     body = text[name_end + 1 : close if close != -1 else limit]
     props = schemas.get(name, {}).get("properties", {}) if name else {}
     args = _params(body, props)
-    status = "missing_name" if not name else ("unclosed" if close == -1 else "ok")
+    status: CallStatus = "missing_name" if not name else ("unclosed" if close == -1 else "ok")
     error = {"missing_name": "function has no name", "unclosed": "no closing </function>"}.get(status)
     return ParsedCall(status=status, name=name or None, arguments=args if name else None,
                       raw=text[at:end], start=at, end=end, family=FAMILY, error=error), end
@@ -92,7 +92,7 @@ def _wrapped(text: str, at: int, schemas: Schemas) -> tuple[list[ParsedCall], in
     fn = text.find(FUNC_OPEN, at, limit)
     if fn == -1:
         end = close + len(WRAP_CLOSE) if close != -1 else limit
-        status = "missing_name" if close != -1 else "unclosed"
+        status: CallStatus = "missing_name" if close != -1 else "unclosed"
         return [ParsedCall(status=status, raw=text[at:end], start=at, end=end, family=FAMILY,
                            error="no <function=...> inside <tool_call>")], end
     call, _ = _one_function(text, fn, limit, schemas)

@@ -152,7 +152,7 @@ def _prefixed(router: APIRouter, prefix: str) -> APIRouter:
     for route in router.routes:
         if isinstance(route, APIRoute):
             out.add_api_route(
-                prefix + route.path, route.endpoint, methods=sorted(route.methods), name=route.name,
+                prefix + route.path, route.endpoint, methods=sorted(route.methods or ()), name=route.name,
                 response_model=route.response_model, status_code=route.status_code, tags=route.tags,
                 dependencies=route.dependencies, summary=route.summary, description=route.description,
                 response_class=route.response_class, include_in_schema=route.include_in_schema)

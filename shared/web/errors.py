@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -43,7 +44,7 @@ def error_response(
     title: str | None = None,
     param: str | None = None,
     errors: list[dict[str, Any]] | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Response:
     """Render an error in the format of the endpoint at ``path``."""
     if is_openai_path(path):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -34,4 +34,4 @@ def get_app_state(app: FastAPI) -> AppState:
     state = getattr(app.state, "trajforge", None)
     if state is None:
         raise RuntimeError("app state is missing: the app's lifespan has not run")
-    return state
+    return cast(AppState, state)
