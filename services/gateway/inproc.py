@@ -12,8 +12,8 @@ failure.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from services.gateway.http1 import ConnectFailed, Http1Client, ProtocolFailure, ReadTimedOut
@@ -76,7 +76,9 @@ class _Channel:
         self._disconnected = asyncio.Event()
         self._body: bytes | None = body
         self.failure: BaseException | None = None
-        self._task = asyncio.create_task(app(scope, self._receive, self._outbox.put))
+        # ASGI apps are coroutine functions; the alias only promises an awaitable.
+        run = cast(Coroutine[Any, Any, None], app(scope, self._receive, self._outbox.put))
+        self._task: asyncio.Task[None] = asyncio.create_task(run)
         self._task.add_done_callback(self._on_done)
 
     def _on_done(self, task: asyncio.Task[None]) -> None:

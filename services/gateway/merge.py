@@ -19,12 +19,12 @@ Any other call starts a new segment and counts a prefix mismatch, with a cause:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
 from services.gateway.traces import TraceRecord
-from shared.schema import Message, TokenData, ToolInfo, Trajectory
+from shared.schema import Message, StopReason, TokenData, ToolInfo, Trajectory
 
 __all__ = ["MismatchCause", "PrefixMismatch", "SessionMerge", "merge_session"]
 
@@ -199,7 +199,7 @@ def _to_trajectory(session_id: str, index: int, segment: _Segment) -> Trajectory
         messages=[Message.model_validate(m) for m in messages],
         tools=[ToolInfo.model_validate(t) for t in last.request.get("tools") or []],
         turns=len(segment.records),
-        stop_reason=finish if finish in ("stop", "length") else None,
+        stop_reason=cast(StopReason, finish) if finish in ("stop", "length") else None,
         tokens=tokens,
         metadata={"session_id": session_id, "segment": index, "sequences": [r.sequence for r in segment.records]},
     )

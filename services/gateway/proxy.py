@@ -137,9 +137,9 @@ class GatewayProxy:
             raise
         trace.retries, trace.replica = reply.retries, reply.replica.id
         if reply.status != 200:
-            exc = upstream_error(reply.status, reply.body, reply.headers, reply.replica.id)
-            await self._fail(trace, exc, started, http_status=reply.status)
-            raise exc
+            err = upstream_error(reply.status, reply.body, reply.headers, reply.replica.id)
+            await self._fail(trace, err, started, http_status=reply.status)
+            raise err
         response = orjson.loads(reply.body)
         _public_model(response, trace.model)
         await self._succeed(trace, response, started)
@@ -159,9 +159,9 @@ class GatewayProxy:
         trace.retries, trace.replica = reply.retries, reply.replica.id
         if reply.stream is None:
             self.pool.end(replica)
-            exc = upstream_error(reply.status, reply.body, reply.headers, reply.replica.id)
-            await self._fail(trace, exc, started, http_status=reply.status)
-            raise exc
+            err = upstream_error(reply.status, reply.body, reply.headers, reply.replica.id)
+            await self._fail(trace, err, started, http_status=reply.status)
+            raise err
         events = self._relay(reply, replica, trace, wants, started)
         return StreamingResponse(events, media_type="text/event-stream", headers=_SSE_HEADERS)
 

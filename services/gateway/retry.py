@@ -19,7 +19,7 @@ def is_retryable_status(status: int) -> bool:
 
 def backoff_s(attempt: int, policy: RetryPolicy, rng: random.Random | None = None) -> float:
     """Delay before retry number ``attempt`` (0-based): base·2^attempt, capped, ± jitter."""
-    raw = min(policy.max_backoff_s, policy.base_s * (2**attempt))
+    raw: float = min(policy.max_backoff_s, policy.base_s * (2**attempt))
     spread = raw * policy.jitter
     return max(0.0, raw + (rng or random).uniform(-spread, spread))
 

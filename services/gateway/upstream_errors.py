@@ -38,7 +38,8 @@ def upstream_message(body: bytes) -> str:
     except orjson.JSONDecodeError:
         return body[:500].decode("utf-8", "replace")
     if isinstance(data, dict):
-        err = data.get("error") if isinstance(data.get("error"), dict) else data
+        inner = data.get("error")
+        err = inner if isinstance(inner, dict) else data
         msg = err.get("message") or err.get("detail")
         if msg:
             return str(msg)
