@@ -85,7 +85,7 @@ def _prefill(model: Any, rows: list[Sequence], pad_id: int, on_step: OnStep) -> 
 
 
 def _joinable(cache: Any) -> bool:
-    layers = getattr(cache, "layers", None)
+    layers: Any = getattr(cache, "layers", None)
     return bool(layers) and all(type(layer).__name__ == "DynamicLayer" for layer in layers)
 
 

@@ -89,7 +89,7 @@ def _load_hf(path: Path, **kwargs: Any) -> tuple[Any, Any]:
     model = AutoModelForCausalLM.from_pretrained(
         path if "gguf_file" not in kwargs else path.parent, dtype=torch.float32, **kwargs
     )
-    model.eval()
+    model.eval()  # type: ignore[no-untyped-call]
     return model, tokenizer
 
 

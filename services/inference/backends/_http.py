@@ -32,7 +32,8 @@ def _message(response: httpx.Response) -> str:
     except ValueError:
         return response.text[:500] or response.reason_phrase
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         return str(inner.get("message") or inner.get("detail") or body)[:500]
     return str(body)[:500]
 
