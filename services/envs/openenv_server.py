@@ -75,7 +75,7 @@ class OpenEnvServer:
         if not key:
             return False
         try:
-            verdict = self.verify_key(key)
+            verdict: object = self.verify_key(key)
             if inspect.isawaitable(verdict):
                 verdict = await verdict
         except AuthenticationError:
