@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from services.reward.advantages import grpo, grpo_per_step, reinforce_pp, rloo
+from services.reward.advantages import Floats, grpo, grpo_per_step, reinforce_pp, rloo
 from services.reward.schemas import AdvantageGroup, AdvantageGroupResult, AdvantagesRequest, AdvantagesResponse
 
 __all__ = ["compute_advantages"]
@@ -19,7 +21,8 @@ def _outcome(group: AdvantageGroup, req: AdvantagesRequest) -> AdvantageGroupRes
     error = None if len(good) == len(rewards) else f"{len(rewards) - len(good)} missing or non-finite rewards masked"
     if len(good) >= req.min_group_size:
         values = np.array([rewards[i] for i in good], dtype=np.float64)
-        fn = {"grpo": grpo, "rloo": rloo, "reinforce_pp": reinforce_pp}[req.estimator]
+        estimators: dict[str, Callable[[Any], Floats]] = {"grpo": grpo, "rloo": rloo, "reinforce_pp": reinforce_pp}
+        fn = estimators[req.estimator]
         for i, a in zip(good, fn(values)):
             adv[i] = float(a)
         masked = set(good) if not (req.zero_std == "mask" and float(values.std()) == 0.0) else set()

@@ -10,7 +10,7 @@ advantage 0; with ``zero_std="mask"`` it is also masked out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,7 +52,7 @@ def rloo(rewards: Sequence[float]) -> Floats:
     r = np.asarray(rewards, dtype=np.float64)
     if r.size < 2:
         return np.zeros_like(r)
-    return r - (r.sum() - r) / (r.size - 1)
+    return cast(Floats, r - (r.sum() - r) / (r.size - 1))
 
 
 def rloo_batch(rewards: NDArray[np.floating]) -> Floats:
@@ -61,7 +61,7 @@ def rloo_batch(rewards: NDArray[np.floating]) -> Floats:
     n = r.shape[1]
     if n < 2:
         return np.zeros_like(r)
-    return r - (r.sum(axis=1, keepdims=True) - r) / (n - 1)
+    return cast(Floats, r - (r.sum(axis=1, keepdims=True) - r) / (n - 1))
 
 
 def reinforce_pp(rewards: NDArray[np.floating], *, group_baseline: bool = False, eps: float = EPS) -> Floats:

@@ -11,7 +11,7 @@ import asyncio
 import importlib
 import inspect
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,7 +67,7 @@ class SpecProcessor:
             return RewardOutput(status="FAILED", mask=True, error="rollout_error",
                                 reward_metrics={"rollout_error": 1.0})
         scored = score_trajectory(inp.trajectory, self.spec, inp.truth())
-        status = "COMPLETED" if scored.status == "ok" else "FAILED"
+        status: Literal["COMPLETED", "FAILED"] = "COMPLETED" if scored.status == "ok" else "FAILED"
         return RewardOutput(reward_score=scored.score, reward_metrics=scored.metrics, status=status, error=scored.error)
 
 
@@ -93,7 +93,7 @@ def load_processor(classpath: str, **kwargs: Any) -> RewardProcessor:
     processor = cls(**kwargs)
     if not callable(getattr(processor, "process", None)):
         raise RewardSpecError(f"{classpath!r} has no process() method", param="classpath")
-    return processor
+    return cast(RewardProcessor, processor)
 
 
 async def _call(

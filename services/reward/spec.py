@@ -60,7 +60,8 @@ def spec_hash(spec: RewardSpec) -> str:
 
 def _run_one(comp: ComponentSpec, traj: Trajectory, ground_truth: dict[str, Any]) -> RewardRecord:
     component = get_component(comp.name)
-    base = {"component": component.name, "version": component.version, "params": comp.params, "weight": comp.weight}
+    base: dict[str, Any] = {"component": component.name, "version": component.version, "params": comp.params,
+                            "weight": comp.weight}
     try:
         result = component(traj, ground_truth, **comp.params)
     except Exception as exc:  # noqa: BLE001 - untrusted data: any failure belongs to this trajectory

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -37,7 +38,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-_TYPE_CHECKS = {
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "integer": lambda v: _is_number(v) and float(v).is_integer(),
     "number": _is_number,
     "boolean": lambda v: isinstance(v, bool),

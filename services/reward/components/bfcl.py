@@ -9,7 +9,7 @@ that its known false negatives never leak into training rewards.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -85,7 +85,7 @@ def _type_ok(value: Any, kind: type | None, items: type | None, acceptable: list
     if kind is None:
         return ""
     if type(value) is kind:
-        if kind is list and items is not None and not _nested_ok(value, acceptable, items):
+        if kind is list and items is not None and not _nested_ok(cast(list[Any], value), acceptable, items):
             return "type_error:nested"
         return ""
     answer_type = _answer_type(acceptable, kind)
@@ -139,7 +139,7 @@ def check_single(call: PredictedCall, doc: dict[str, Any], answer: dict[str, lis
     return BfclVerdict(passed=True)
 
 
-def _expected(gt_entry: dict[str, Any], docs: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any], dict]:
+def _expected(gt_entry: dict[str, Any], docs: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     original, answer = next(iter(gt_entry.items()))
     converted = original.replace(".", "_")
     # Names were sent to the API with dots replaced, so the model answers with that name.
