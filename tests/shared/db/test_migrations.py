@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -16,6 +17,9 @@ from tests.conftest import create_database, drop_database
 
 TABLES = {"api_key", "task_execution", "dataset", "dataset_row", "cleaning_job", "cleaned_row", "dedup_signature",
           "rollout_job", "trajectory_group", "trajectory", "gateway_trace", "reward", "reward_spec"}
+
+# Unique per run: two runs on one server must not drop each other's database.
+_MIGRATIONS_DB = f"trajforge_test_migrations_{uuid.uuid4().hex[:8]}"
 
 
 async def _tables_and_diff(url: str) -> tuple[set[str], list[object]]:
@@ -42,11 +46,11 @@ def _round_trip(url: str) -> None:
 
 
 def test_up_down_up_on_postgres() -> None:
-    url = asyncio.run(create_database("trajforge_test_migrations"))
+    url = asyncio.run(create_database(_MIGRATIONS_DB))
     try:
         _round_trip(url)
     finally:
-        asyncio.run(drop_database("trajforge_test_migrations"))
+        asyncio.run(drop_database(_MIGRATIONS_DB))
 
 
 def test_up_down_up_on_sqlite(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import uuid
 
 import httpx
 import pytest
@@ -50,6 +51,8 @@ async def boom() -> None:
 async def chat(body: Echo) -> dict[str, int]:
     raise UpstreamTimeout("upstream took too long", retry_after_s=3)
 
+# Unique per run: two runs on one server must not drop each other's database.
+_UNMIGRATED_DB = f"trajforge_test_unmigrated_{uuid.uuid4().hex[:8]}"
 
 SPEC = ServiceSpec(name="probe", routers=[router])
 
@@ -135,7 +138,7 @@ async def test_errors_from_the_tree_and_unhandled_ones(make_client) -> None:  # 
 
 
 async def test_app_refuses_to_start_on_an_unmigrated_database(settings) -> None:  # type: ignore[no-untyped-def]
-    url = await create_database("trajforge_test_unmigrated")
+    url = await create_database(_UNMIGRATED_DB)
     try:
         local = settings.model_copy(update={"database_url": url})
         app = create_app(SPEC, settings=local)
@@ -145,7 +148,7 @@ async def test_app_refuses_to_start_on_an_unmigrated_database(settings) -> None:
         engine = create_engine_for(local)
         await engine.dispose()
     finally:
-        await drop_database("trajforge_test_unmigrated")
+        await drop_database(_UNMIGRATED_DB)
 
 
 async def test_a_spec_prefix_applies_only_in_a_multi_service_app(make_client) -> None:  # type: ignore[no-untyped-def]
