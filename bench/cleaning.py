@@ -72,7 +72,9 @@ def main() -> None:
     raw = min(raws)
     pipe, kept = min(runs)
     n, mb = len(lines), sum(map(len, lines)) / 1e6
-    print(f"rows: {n:,} ({mb:.1f} MB, {len(list(data_dir().glob('*.jsonl')))} files), kept {kept:,}; batches of {args.batch_size}; best of {args.repeat}")
+    files = len(list(data_dir().glob("*.jsonl")))
+    print(f"rows: {n:,} ({mb:.1f} MB, {files} files), kept {kept:,}; "
+          f"batches of {args.batch_size}; best of {args.repeat}")
     print(f"{'pass':<34}{'seconds':>9}{'rows/s/core':>14}{'MB/s':>8}")
     print(f"{'raw read+write (orjson)':<34}{raw:>9.3f}{n / raw:>14,.0f}{mb / raw:>8.1f}")
     print(f"{'default pipeline read+clean+write':<34}{pipe:>9.3f}{n / pipe:>14,.0f}{mb / pipe:>8.1f}")

@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from shared.data import load_all_rows  # noqa: E402
 from services.cleaning.dedup import DedupFilter, stream_dedup  # noqa: E402
 from services.cleaning.signature_store import SqliteSignatureStore  # noqa: E402
+from shared.data import load_all_rows  # noqa: E402
 
 _EXTRA_TURN = {"role": "user", "content": "Thanks, one more question."}
 

@@ -192,7 +192,8 @@ def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, i
         "litellm_settings:\n  telemetry: false\n"
     )
     port = free_port()
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_MASTER_KEY": BENCH_KEY}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
+           "LITELLM_MASTER_KEY": BENCH_KEY}
     proc = spawn([str(LITELLM_BIN), "--config", str(cfg), "--port", str(port), "--num_workers", "1"], env)
     if not wait_ready(port, "/health/liveliness", 180, proc):
         proc.kill()
@@ -232,7 +233,9 @@ async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool
     pids = {"up": procs[0].pid, "gw": procs[1].pid, **({"lite": lite.pid} if lite else {})}
     try:
         assert wait_ready(up, "/v1/models") and wait_ready(gw, "/v1/models"), "servers did not start"
-        print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rounds={rounds} seconds/round={seconds} litellm={'on' if lite else 'off: ' + why}")
+        lite_state = "on" if lite else "off: " + why
+        print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rounds={rounds} seconds/round={seconds} "
+              f"litellm={lite_state}")
         for level in levels:
             direct, ours, other = await measure_level(level, seconds, rounds, ports, pids)
             report(level, direct, ours, other)

@@ -25,10 +25,10 @@ from presidio_analyzer import AnalyzerEngine, RecognizerRegistry  # noqa: E402
 from presidio_analyzer.nlp_engine import SpacyNlpEngine  # noqa: E402
 from presidio_anonymizer import AnonymizerEngine  # noqa: E402
 
-from shared.data import load_all_rows  # noqa: E402
 from services.cleaning.pii import PIIPresidioFilter  # noqa: E402
 from services.cleaning.pii_engine import model_installed  # noqa: E402
 from services.cleaning.pii_pool import PIIWorkerPool  # noqa: E402
+from shared.data import load_all_rows  # noqa: E402
 
 _ROLES = ("user", "assistant", "system")
 

@@ -109,8 +109,10 @@ def report_disagreements(cases: list[Any]) -> None:
             continue
         variants = [("ground_truth", row["ground_truth"]["tool_calls"]), *_perturb(row["ground_truth"]["tool_calls"])]
         for kind, calls in variants:
-            t = traj.model_copy(update={"messages": [*traj.messages[:-1], Trajectory(messages=[_output(calls)]).messages[0]]})
-            meta = {"ground_truth_bfcl": row["ground_truth_bfcl"], "category": row["category"], "language": row["language"]}
+            last = Trajectory(messages=[_output(calls)]).messages[0]
+            t = traj.model_copy(update={"messages": [*traj.messages[:-1], last]})
+            meta = {"ground_truth_bfcl": row["ground_truth_bfcl"], "category": row["category"],
+                    "language": row["language"]}
             strict = bfcl_verdict(t, meta).passed
             full = score_tool_call(t, truth).score >= 1.0 - 1e-9
             if strict != full:

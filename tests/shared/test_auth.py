@@ -115,7 +115,6 @@ def test_websocket_endpoints_refuse_connections_without_a_key(settings) -> None:
     with TestClient(app) as tc:
         for path in ws_paths:
             url = _fill(CAPABILITY.sub("/k/tf_bogus", path))
-            with pytest.raises(WebSocketDisconnect):
-                with tc.websocket_connect(url) as ws:
-                    ws.send_json({"type": "reset", "data": {}})
-                    ws.receive_json()
+            with pytest.raises(WebSocketDisconnect), tc.websocket_connect(url) as ws:
+                ws.send_json({"type": "reset", "data": {}})
+                ws.receive_json()

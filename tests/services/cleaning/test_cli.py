@@ -19,7 +19,9 @@ def _clean(src: Path, tmp: Path, *extra: str) -> tuple[subprocess.CompletedProce
     kept, dropped = tmp / "kept.jsonl", tmp / "dropped.jsonl"
     proc = subprocess.run([sys.executable, "-m", "shared.cli", "clean", str(src), "-o", str(kept), "--dropped",
                            str(dropped), *extra], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
-    read = lambda p: [orjson.loads(x) for x in p.read_bytes().splitlines()] if p.exists() else []
+    def read(p: Path) -> list[Any]:
+        return [orjson.loads(x) for x in p.read_bytes().splitlines()] if p.exists() else []
+
     return proc, read(kept), read(dropped)
 
 

@@ -35,9 +35,8 @@ def test_classify_maps_reply_to_a_label(base_url):
 def test_http_errors_become_upstream_errors(base_url):
     with pytest.raises(UpstreamError):
         _client(base_url)._post("/nope", {})
-    with socket_closed_port() as url:
-        with pytest.raises(UpstreamUnavailable):
-            _client(url, timeout_s=2).chat([{"role": "user", "content": "x"}])
+    with socket_closed_port() as url, pytest.raises(UpstreamUnavailable):
+        _client(url, timeout_s=2).chat([{"role": "user", "content": "x"}])
 
 
 def test_render_chatml_adds_generation_prompt():

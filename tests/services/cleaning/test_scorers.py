@@ -3,8 +3,19 @@ import math
 import pytest
 
 from services.cleaning.llm import LLMEndpoint, OpenAICompatClient
-from services.cleaning.scorers import ChrMinScorer, PassNScorer, ParaphraseScorer, Round, RoundFeatures, SIFDScorer, \
-    build_scorer, chr_min, fetch_features, parse_verdict, s_ifd
+from services.cleaning.scorers import (
+    ChrMinScorer,
+    ParaphraseScorer,
+    PassNScorer,
+    Round,
+    RoundFeatures,
+    SIFDScorer,
+    build_scorer,
+    chr_min,
+    fetch_features,
+    parse_verdict,
+    s_ifd,
+)
 from shared.errors import InvalidInput
 from tests.services.cleaning.fake_openai import serve
 

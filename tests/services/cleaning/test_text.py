@@ -1,5 +1,4 @@
-from services.cleaning.text import cjk_ratio, has_payload, is_agent_row, message_text, normalize_tool_calls, \
-    split_think
+from services.cleaning.text import cjk_ratio, has_payload, is_agent_row, message_text, normalize_tool_calls, split_think
 
 
 def test_message_text_projects_strings_parts_and_dicts():

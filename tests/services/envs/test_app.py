@@ -33,8 +33,7 @@ async def test_websocket_capability_url_accepts_a_live_key_only(settings, engine
         _, key = await create_key(session, "ws", salt=settings.key_salt)
         await session.commit()
     app = create_app(SERVICE, settings=settings)
-    with TestClient(app) as tc:
-        with tc.websocket_connect(f"/envs/counter/k/{key}/ws") as ws:
-            ws.send_json({"type": "reset", "data": {}})
-            reply = ws.receive_json()
-            assert reply["type"] == "observation"
+    with TestClient(app) as tc, tc.websocket_connect(f"/envs/counter/k/{key}/ws") as ws:
+        ws.send_json({"type": "reset", "data": {}})
+        reply = ws.receive_json()
+        assert reply["type"] == "observation"

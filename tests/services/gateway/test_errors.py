@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from shared.errors import Draining, InvalidInput, RateLimited, UpstreamTimeout
 from services.gateway.errors import UnknownModel, error_body, error_response, openai_error_type, sse_error_event
+from shared.errors import Draining, InvalidInput, RateLimited, UpstreamTimeout
 
 
 def test_types_by_status() -> None:

@@ -175,10 +175,10 @@ async def test_client_leaving_mid_stream_still_writes_the_trace(
 ) -> None:
     script_all(upstreams, Behaviour(content="x" * 400))
     body = {"model": "policy", "messages": USER, "stream": True}
-    async with httpx.AsyncClient(base_url=gateway_server.url, timeout=10) as http:
-        async with http.stream("POST", "/sessions/gone/v1/chat/completions", json=body) as resp:
-            async for _ in resp.aiter_bytes():
-                break
+    async with (httpx.AsyncClient(base_url=gateway_server.url, timeout=10) as http,
+                http.stream("POST", "/sessions/gone/v1/chat/completions", json=body) as resp):
+        async for _ in resp.aiter_bytes():
+            break
     for _ in range(100):
         traces = await gateway.sink.session("gone")
         if traces:

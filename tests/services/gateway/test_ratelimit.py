@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shared.errors import RateLimited
 from services.gateway.config import RateLimitPolicy
 from services.gateway.ratelimit import KeyedRateLimiter, TokenBucket
+from shared.errors import RateLimited
 
 
 def test_bucket_spends_burst_then_refills_at_rate() -> None:

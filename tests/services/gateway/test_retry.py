@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 from services.gateway.config import RetryPolicy
@@ -28,7 +28,7 @@ def test_backoff_doubles_within_jitter_and_is_capped() -> None:
 def test_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after": "3"}) == 3.0
     assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= (parse_retry_after({"retry-after": later}) or 0) <= 31
     assert parse_retry_after({"retry-after": "soon"}) is None
     assert parse_retry_after({}) is None

@@ -7,11 +7,11 @@ import time
 import orjson
 import pytest
 
-from shared.errors import Draining, UpstreamUnavailable
 from services.gateway.config import GatewayConfig, RetryPolicy, UpstreamSpec
 from services.gateway.errors import PathNotAllowed, UnknownModel
 from services.gateway.testing_upstream import Behaviour, ServerThread
 from services.gateway.upstreams import UpstreamPool, check_path
+from shared.errors import Draining, UpstreamUnavailable
 
 BODY = orjson.dumps({"model": "policy", "messages": [{"role": "user", "content": "x"}]})
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.errors import InvalidInput, InvalidJSON, PayloadTooLarge
-from shared.schema import Message
 from services.gateway.errors import ToolPairingError
 from services.gateway.validation import check_tool_pairing, parse_body, validate_chat, validate_completion
+from shared.errors import InvalidInput, InvalidJSON, PayloadTooLarge
+from shared.schema import Message
 
 
 def call(i: str) -> dict:

@@ -21,7 +21,6 @@ from services.inference.service import EngineHolder, get_engine_holder
 from shared.web.errors import install_error_handlers
 
 
-
 @pytest.fixture(scope="session")
 def loaded() -> LoadedModel:
     """The default model (converted weights come from the cache after the first run)."""

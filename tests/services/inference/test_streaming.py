@@ -96,10 +96,10 @@ async def test_failure_after_the_200_is_an_error_event(local_engine: Engine) -> 
     app.include_router(router)
     holder = EngineHolder(engine=failing)
     app.dependency_overrides[get_engine_holder] = lambda: holder
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://failing") as client:
-        async with client.stream("POST", "/v1/chat/completions", json=chat_body(stream=True)) as resp:
-            assert resp.status_code == 200
-            lines = [line async for line in resp.aiter_lines() if line.startswith("data: ")]
+    async with (httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://failing") as client,
+                client.stream("POST", "/v1/chat/completions", json=chat_body(stream=True)) as resp):
+        assert resp.status_code == 200
+        lines = [line async for line in resp.aiter_lines() if line.startswith("data: ")]
     assert lines[-1] == "data: [DONE]"
     error = json.loads(lines[-2][6:])["error"]
     assert error["type"] == "generation_aborted" and error["message"]

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from services.reward.advantages import (
-    broadcast_final, generation_mask, grpo, grpo_batch, grpo_per_step, reinforce_pp, rloo, rloo_batch,
+    broadcast_final,
+    generation_mask,
+    grpo,
+    grpo_batch,
+    grpo_per_step,
+    reinforce_pp,
+    rloo,
+    rloo_batch,
 )
 
 

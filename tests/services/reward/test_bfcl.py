@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from services.reward.components.bfcl import bfcl_verdict, check_calls, check_single, standardise
-from shared.data import load_rows
 from services.reward.extract import PredictedCall
 from services.reward.matching import best_assignment
+from shared.data import load_rows
 from shared.schema import Trajectory
 
 DOC = {"name": "f", "parameters": {"type": "object", "required": ["a"], "properties": {

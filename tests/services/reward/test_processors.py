@@ -9,7 +9,12 @@ import pytest
 
 from services.reward.errors import RewardSpecError
 from services.reward.processors import (
-    ProcessorEntry, RewardInput, RewardOutput, SpecProcessor, load_processor, run_processors,
+    ProcessorEntry,
+    RewardInput,
+    RewardOutput,
+    SpecProcessor,
+    load_processor,
+    run_processors,
 )
 
 TRUTH = {"decision": "tool_call", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}

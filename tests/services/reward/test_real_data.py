@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from shared.data import load_rows
 from services.reward.service import score_trajectories
 from services.reward.spec import RewardSpec
+from shared.data import load_rows
 from shared.schema import Trajectory
 
 

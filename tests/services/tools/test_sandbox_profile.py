@@ -57,7 +57,7 @@ def test_work_dir_is_writable_code_dir_read_only_and_root_remounted_read_only() 
     argv = _argv()
     bind = argv.index("--bind")
     assert argv[bind : bind + 3] == ["--bind", "/w", "/workspace"]
-    assert ["--ro-bind", "/c", "/code"] == argv[argv.index("/c") - 1 : argv.index("/c") + 2]
+    assert argv[argv.index("/c") - 1 : argv.index("/c") + 2] == ["--ro-bind", "/c", "/code"]
     assert argv.index("--remount-ro") > bind
 
 
