@@ -45,7 +45,8 @@ def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
 
 
 def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
-    if cjk_ratio(text[:500]) > 0.3:
+    head = text[:500]
+    if not head.isascii() and cjk_ratio(head) > 0.3:  # ASCII has no CJK: skip the regex
         chars = text.replace(" ", "").replace("\n", "")
         return chars if len(chars) >= min_words * n else None
     words = text.split()
