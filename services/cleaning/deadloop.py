@@ -40,8 +40,7 @@ def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
     tokens = _tokens(text, n, min_words)
     if tokens is None:
         return 0.0
-    grams = _grams(tokens, n)
-    return 1.0 - len(set(grams)) / len(grams)
+    return 1.0 - _distinct_grams(tokens, n) / (len(tokens) - n + 1)
 
 
 def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
@@ -53,10 +52,11 @@ def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
     return words if len(words) >= min_words else None
 
 
-def _grams(tokens: str | list[str], n: int) -> list[Any]:
+def _distinct_grams(tokens: str | list[str], n: int) -> int:
+    # Straight into a set: no list of every gram first.
     if isinstance(tokens, str):
-        return [tokens[i:i + n] for i in range(len(tokens) - n + 1)]
-    return list(zip(*(tokens[i:] for i in range(n))))
+        return len({tokens[i:i + n] for i in range(len(tokens) - n + 1)})
+    return len(set(zip(*(tokens[i:] for i in range(n)))))
 
 
 def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: int = 30) -> bool:
@@ -69,8 +69,7 @@ def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: in
     # when even that bound cannot exceed the threshold, skip building the n-grams.
     if 1.0 - (len(set(tokens)) - n + 1) / total <= threshold:
         return False
-    grams = _grams(tokens, n)
-    return 1.0 - len(set(grams)) / total > threshold
+    return 1.0 - _distinct_grams(tokens, n) / total > threshold
 
 
 def _cascade(text: str, low: str, k: int, window: int) -> bool:
