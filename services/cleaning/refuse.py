@@ -89,11 +89,15 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "不
                  "できません", "かねます", "お断り", "辞退", "없", "어렵", "불가", "거절", "거부")
 
 
+# One search for all CJK triggers: the engine skips ahead on their rare first characters.
+_ANY_CJK = re.compile("|".join(map(re.escape, _TRIGGERS_CJK)))
+
+
 def _may_refuse(window: str) -> bool:
-    low = window.lower()
-    if any(t in low for t in _TRIGGERS_EN):
+    # map() over the bound method keeps the substring loop in C.
+    if any(map(window.lower().__contains__, _TRIGGERS_EN)):
         return True
-    return not window.isascii() and any(t in window for t in _TRIGGERS_CJK)
+    return not window.isascii() and _ANY_CJK.search(window) is not None
 
 
 def is_refusal(text: str, *, check_window: int = 600, agent: bool = False) -> bool:
