@@ -129,7 +129,9 @@ _TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|�
 def _prose(text: str) -> str:
     # Code blocks and JSON answers carry no language signal (a JSON reply to a Japanese
     # question is not a language mismatch).
-    text = _FENCE_RE.sub(" ", text).strip()
+    if "```" in text:
+        text = _FENCE_RE.sub(" ", text)
+    text = text.strip()
     return "" if text[:1] in ("{", "[") else text
 
 
@@ -140,10 +142,13 @@ def _script_share(text: str) -> tuple[int, float]:
 
 
 def _lang_ok(msgs: list[Msg]) -> bool:
-    user = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") in ("user", "system"))
-    asst = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") == "assistant")
-    if user.isascii() and asst.isascii():
+    users = [message_text(m.get("content")) for m in msgs if m.get("role") in ("user", "system")]
+    assts = [message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"]
+    if all(map(str.isascii, users)) and all(map(str.isascii, assts)):
         return True  # no CJK on either side: nothing can mismatch
+    user, asst = " ".join(map(_prose, users)), " ".join(map(_prose, assts))
+    if user.isascii() and asst.isascii():
+        return True  # the only non-ASCII text was in code blocks
     # The first few thousand characters decide the script as well as the whole text does.
     user, asst = user[:4000], asst[:4000]
     (nu, u), (na, a) = _script_share(user), _script_share(asst)

@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 # CJK set of the reference: unified ideographs, hiragana, katakana, hangul syllables.
-_CJK_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]")
+# Runs, not single characters: CJK text is mostly long runs, so far fewer match objects.
+_CJK_RUN_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]+")
 
 #: Closed ``<think>``/``<thinking>`` blocks (tags may be mixed), case-insensitive.
 THINK_BLOCK_RE = re.compile(r"<think(?:ing)?>(.*?)</think(?:ing)?>\s*", re.I | re.S)
@@ -138,7 +139,9 @@ def assistant_indices(messages: list[Any]) -> list[int]:
 
 def cjk_count(text: str) -> int:
     """Number of CJK characters (ideographs, kana, hangul syllables)."""
-    return len(_CJK_RE.findall(text))
+    if text.isascii():
+        return 0
+    return sum(map(len, _CJK_RUN_RE.findall(text)))
 
 
 def cjk_ratio(text: str) -> float:
