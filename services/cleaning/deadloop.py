@@ -44,6 +44,9 @@ def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
 
 
 def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
+    # Too short for either token kind: min_words words need 2 * min_words - 1 characters.
+    if len(text) < min(2 * min_words - 1, min_words * n):
+        return None
     head = text[:500]
     if not head.isascii() and cjk_ratio(head) > 0.3:  # ASCII has no CJK: skip the regex
         chars = text.replace(" ", "").replace("\n", "")
