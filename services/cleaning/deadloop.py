@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -55,11 +56,15 @@ def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
     return words if len(words) >= min_words else None
 
 
-def _distinct_grams(tokens: str | list[str], n: int) -> int:
-    # Straight into a set: no list of every gram first.
+def _grams(tokens: str | list[str], n: int, start: int, stop: int) -> Iterable[Any]:
+    """The n-grams starting at positions start..stop-1, lazily (they go straight into a set)."""
     if isinstance(tokens, str):
-        return len({tokens[i:i + n] for i in range(len(tokens) - n + 1)})
-    return len(set(zip(*(tokens[i:] for i in range(n)))))
+        return (tokens[i:i + n] for i in range(start, stop))
+    return zip(*(tokens[start + i:stop + i] for i in range(n)))
+
+
+def _distinct_grams(tokens: str | list[str], n: int) -> int:
+    return len(set(_grams(tokens, n, 0, len(tokens) - n + 1)))
 
 
 def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: int = 30) -> bool:
@@ -72,7 +77,14 @@ def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: in
     # when even that bound cannot exceed the threshold, skip building the n-grams.
     if 1.0 - (len(set(tokens)) - n + 1) / total <= threshold:
         return False
-    return 1.0 - _distinct_grams(tokens, n) / total > threshold
+    # The grams of a head part are a subset of all grams: when they alone keep the ratio at
+    # or under the threshold (most texts), the rest is never built.
+    head = max(0, min(total, int((1.05 - threshold) * total) + 1))
+    seen = set(_grams(tokens, n, 0, head))
+    if 1.0 - len(seen) / total <= threshold:
+        return False
+    seen.update(_grams(tokens, n, head, total))
+    return 1.0 - len(seen) / total > threshold
 
 
 def _cascade(text: str, low: str, k: int, window: int) -> bool:
