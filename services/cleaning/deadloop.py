@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -56,15 +55,15 @@ def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
     return words if len(words) >= min_words else None
 
 
-def _grams(tokens: str | list[str], n: int, start: int, stop: int) -> Iterable[Any]:
-    """The n-grams starting at positions start..stop-1, lazily (they go straight into a set)."""
+def _grams(tokens: str | list[str], n: int, start: int, stop: int) -> set[Any]:
+    """The distinct n-grams starting at positions start..stop-1."""
     if isinstance(tokens, str):
-        return (tokens[i:i + n] for i in range(start, stop))
-    return zip(*(tokens[start + i:stop + i] for i in range(n)))
+        return {tokens[i:i + n] for i in range(start, stop)}  # a comprehension beats a generator here
+    return set(zip(*(tokens[start + i:stop + i] for i in range(n))))
 
 
 def _distinct_grams(tokens: str | list[str], n: int) -> int:
-    return len(set(_grams(tokens, n, 0, len(tokens) - n + 1)))
+    return len(_grams(tokens, n, 0, len(tokens) - n + 1))
 
 
 def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: int = 30) -> bool:
@@ -80,10 +79,10 @@ def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: in
     # The grams of a head part are a subset of all grams: when they alone keep the ratio at
     # or under the threshold (most texts), the rest is never built.
     head = max(0, min(total, int((1.05 - threshold) * total) + 1))
-    seen = set(_grams(tokens, n, 0, head))
+    seen = _grams(tokens, n, 0, head)
     if 1.0 - len(seen) / total <= threshold:
         return False
-    seen.update(_grams(tokens, n, head, total))
+    seen |= _grams(tokens, n, head, total)
     return 1.0 - len(seen) / total > threshold
 
 
