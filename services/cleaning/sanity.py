@@ -85,8 +85,8 @@ def _tool_ids_ok(msgs: list[Msg]) -> bool:
     return True
 
 
-def _calls_ok(m: Msg) -> bool:
-    for c in normalize_tool_calls(m.get("tool_calls")) or []:
+def _calls_ok(calls: list[Msg] | None) -> bool:
+    for c in calls or []:
         fn = c.get("function") if isinstance(c.get("function"), dict) else c
         name = fn.get("name")
         if not isinstance(name, str) or not _TOOL_NAME_RE.fullmatch(name):
@@ -102,19 +102,20 @@ def _calls_ok(m: Msg) -> bool:
 
 def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
     prev: tuple[Any, str] | None = None
+    users = assts = 0
     for m in msgs:
         role, text = m.get("role"), message_text(m.get("content"))
-        calls = normalize_tool_calls(m.get("tool_calls"))
+        calls = normalize_tool_calls(m.get("tool_calls"))  # once per message, shared by the checks
+        users += role == "user"
+        assts += role == "assistant"
         if role == "assistant" and not text.strip() and not calls and not reasoning_of(m):
             return False
-        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(m):
+        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(calls):
             return False
         key = (role, text)
         if role != "tool" and not calls and key == prev and text.strip():
             return False
         prev = key if role != "tool" and not calls else None
-    users = sum(m.get("role") == "user" for m in msgs)
-    assts = sum(m.get("role") == "assistant" for m in msgs)
     return users >= 1 and assts >= 1 and users + assts >= p.min_turns
 
 
