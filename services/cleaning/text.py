@@ -61,6 +61,8 @@ def has_media(content: Any) -> bool:
 def is_blank(msg: dict[str, Any]) -> bool:
     """True when a message has no media and only whitespace text."""
     content = msg.get("content")
+    if type(content) is str:  # the common case: no parts, so no media
+        return not content.strip()
     return not has_media(content) and not message_text(content).strip()
 
 
