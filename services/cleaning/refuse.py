@@ -31,7 +31,7 @@ _CANT = (r"(?:can'?t(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
 _SELF = _NOT_COND + r"\b(?:I|we|I'm|we're)\b"
 
-_FLAGS = re.I | re.S
+_FLAGS = re.IGNORECASE | re.DOTALL
 # Words the English families need: each family below lists groups of them, and a window
 # lacking a word of every group cannot match that family (so its regex never runs).
 _CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse")
@@ -48,22 +48,22 @@ _SOFT_EN: tuple[Family, ...] = (
      + _SELF + r".{0,25}?" + _CANT),
 )
 _SOFT_CJK = (
-    r"(?:非常|十分|很|极为)?(?:抱歉|对不起)[\s，,。！!、]{0,5}.{0,40}?(?:无法|不能|不可以|不便|没有办法)"
-    r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|满足|参与|讨论)",
-    r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
-    r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)",
-    r"我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
-    r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答)",
-    r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
-    r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)",
-    r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
-    r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)",
+    (r"(?:非常|十分|很|极为)?(?:抱歉|对不起)[\s，,。！!、]{0,5}.{0,40}?(?:无法|不能|不可以|不便|没有办法)"
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|满足|参与|讨论)"),
+    (r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
+     r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"),
+    (r"我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答)"),
+    (r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
+     r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)"),
+    (r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
+     r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)"),
 )
 # Hard families: explicit policy refusals; no pivot exemption.
 _HARD_EN: tuple[Family, ...] = (
     ((("violates", "against", "inappropriate", "not"), ("request", "question", "prompt", "content", "topic", "task")),
-     r"\b(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
-     r"(?:violates|goes\s+against|is\s+inappropriate|is\s+not\s+(?:appropriate|allowed|permitted|something\s+I\s+can))"),
+     (r"\b(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
+      r"(?:violates|goes\s+against|is\s+inappropriate|is\s+not\s+(?:appropriate|allowed|permitted|something\s+I\s+can))")),
     ((("decline", "refuse"),), r"\b(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
     ((("decline", "refuse"),), r"\b(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
     ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
