@@ -124,9 +124,18 @@ def scrub(value: Any) -> Any:
     return value
 
 
+_LINE = orjson.OPT_APPEND_NEWLINE
+_LINE_ANY_KEYS = _LINE | orjson.OPT_NON_STR_KEYS
+
+
 def dumps_line(value: Any) -> bytes:
     """One JSONL line (with ``\\n``); values orjson refuses are scrubbed first."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
+        # String keys are the rule, and orjson writes them faster without OPT_NON_STR_KEYS.
+        return orjson.dumps(value, option=_LINE)
     except TypeError:
-        return orjson.dumps(scrub(value), option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
+        pass
+    try:
+        return orjson.dumps(value, option=_LINE_ANY_KEYS)
+    except TypeError:
+        return orjson.dumps(scrub(value), option=_LINE_ANY_KEYS)

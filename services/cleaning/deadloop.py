@@ -50,22 +50,30 @@ def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
     tokens = _tokens(text, n, min_words)
     if tokens is None:
         return 0.0
-    grams = _grams(tokens, n)
-    return 1.0 - len(set(grams)) / len(grams)
+    return 1.0 - _distinct_grams(tokens, n) / (len(tokens) - n + 1)
 
 
 def _tokens(text: str, n: int, min_words: int) -> str | list[str] | None:
-    if cjk_ratio(text[:500]) > 0.3:
+    # Too short for either token kind: min_words words need 2 * min_words - 1 characters.
+    if len(text) < min(2 * min_words - 1, min_words * n):
+        return None
+    head = text[:500]
+    if not head.isascii() and cjk_ratio(head) > 0.3:  # ASCII has no CJK: skip the regex
         chars = text.replace(" ", "").replace("\n", "")
         return chars if len(chars) >= min_words * n else None
     words = text.split()
     return words if len(words) >= min_words else None
 
 
-def _grams(tokens: str | list[str], n: int) -> list[Any]:
+def _grams(tokens: str | list[str], n: int, start: int, stop: int) -> set[Any]:
+    """The distinct n-grams starting at positions start..stop-1."""
     if isinstance(tokens, str):
-        return [tokens[i:i + n] for i in range(len(tokens) - n + 1)]
-    return list(zip(*(tokens[i:] for i in range(n))))
+        return {tokens[i:i + n] for i in range(start, stop)}  # a comprehension beats a generator here
+    return set(zip(*(tokens[start + i:stop + i] for i in range(n))))
+
+
+def _distinct_grams(tokens: str | list[str], n: int) -> int:
+    return len(_grams(tokens, n, 0, len(tokens) - n + 1))
 
 
 def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: int = 30) -> bool:
@@ -78,8 +86,14 @@ def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: in
     # when even that bound cannot exceed the threshold, skip building the n-grams.
     if 1.0 - (len(set(tokens)) - n + 1) / total <= threshold:
         return False
-    grams = _grams(tokens, n)
-    return 1.0 - len(set(grams)) / total > threshold
+    # The grams of a head part are a subset of all grams: when they alone keep the ratio at
+    # or under the threshold (most texts), the rest is never built.
+    head = max(0, min(total, int((1.05 - threshold) * total) + 1))
+    seen = _grams(tokens, n, 0, head)
+    if 1.0 - len(seen) / total <= threshold:
+        return False
+    seen |= _grams(tokens, n, head, total)
+    return 1.0 - len(seen) / total > threshold
 
 
 def _cascade(text: str, low: str, k: int, window: int) -> bool:

@@ -83,16 +83,29 @@ _CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")
 _CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再")
 
 
-def _bound(text: str, low: str, en: tuple[str, ...], cjk: tuple[str, ...]) -> int:
-    n = sum(low.count(t) for t in en)
-    return n if text.isascii() else n + sum(text.count(t) for t in cjk)
+def _any_of(triggers: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, triggers)))
+
+
+# One search tells whether any CJK trigger occurs at all: the regex engine skips ahead
+# on the triggers' rare first characters, about 10x faster than counting each one.
+_HES_ANY_CJK = _any_of(_HES_TRIGGERS_CJK)
+_CAS_ANY_CJK = _any_of(_CAS_TRIGGERS_CJK)
+
+
+def _bound(text: str, low: str, en: tuple[str, ...], cjk: tuple[str, ...], any_cjk: re.Pattern[str]) -> int:
+    # map() over the bound method keeps the loop in C (a generator costs more than the counts).
+    n = sum(map(low.count, en))
+    if text.isascii() or not any_cjk.search(text):
+        return n
+    return n + sum(map(text.count, cjk))
 
 
 def hesitation_upper_bound(text: str, low: str) -> int:
     """An upper bound of ``count_hesitations`` from substring counts (cheap)."""
-    return _bound(text, low, _HES_TRIGGERS_EN, _HES_TRIGGERS_CJK)
+    return _bound(text, low, _HES_TRIGGERS_EN, _HES_TRIGGERS_CJK, _HES_ANY_CJK)
 
 
 def cascade_upper_bound(text: str, low: str) -> int:
     """An upper bound of the number of cascade markers (cheap)."""
-    return _bound(text, low, _CAS_TRIGGERS_EN, _CAS_TRIGGERS_CJK)
+    return _bound(text, low, _CAS_TRIGGERS_EN, _CAS_TRIGGERS_CJK, _CAS_ANY_CJK)

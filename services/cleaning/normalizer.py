@@ -95,6 +95,17 @@ def _rewrite(msg: Msg, tools: set[str], counter: list[int]) -> Msg | None:
     return {**msg, "content": rest, "tool_calls": out_calls}
 
 
+def _may_have_text_calls(messages: list[Msg]) -> bool:
+    # The parsers need markup or an "Action:" line; most rows have neither, and then the
+    # row's tool names (long lists in function-calling data) are never collected.
+    for m in messages:
+        if m.get("role") == "assistant" and not normalize_tool_calls(m.get("tool_calls")):
+            text = message_text(m.get("content"))
+            if "<" in text or "Action:" in text:
+                return True
+    return False
+
+
 def _consume_results(messages: list[Msg], start: int, calls: list[Msg]) -> tuple[list[Msg], int]:
     bodies: list[str] = []
     i = start
@@ -133,6 +144,8 @@ def _keepable(m: Msg) -> bool:
 
 
 def _merge_run(run: list[Msg]) -> list[Msg]:
+    if len(run) == 1:  # most runs: nothing to merge
+        return run if _keepable(run[0]) else []
     live = [m for m in run if _keepable(m)]
     if len(live) <= 1:
         return live
@@ -150,10 +163,11 @@ def merge_same_role(messages: list[Msg]) -> list[Msg]:
     out: list[Msg] = []
     run: list[Msg] = []
     for m in messages:
-        if _atomic(m) or (run and m.get("role") != run[0].get("role")):
+        atomic = _atomic(m)
+        if atomic or (run and m.get("role") != run[0].get("role")):
             out.extend(_merge_run(run))
             run = []
-        if _atomic(m):
+        if atomic:
             if not (m.get("role") == "tool" and is_blank(m) and not has_media(m.get("content"))):
                 out.append(m)
         else:
@@ -178,7 +192,7 @@ class MessageNormalizer(ParamStep[NormalizerParams]):
             return row
         p = self.params
         out = strip_heartbeats(msgs) if p.strip_heartbeats else [m for m in msgs if isinstance(m, dict)]
-        if p.parse_text_tool_calls:
+        if p.parse_text_tool_calls and _may_have_text_calls(out):
             out = rewrite_text_tool_calls(out, _tool_names(row))
         if p.merge_same_role:
             out = merge_same_role(out)

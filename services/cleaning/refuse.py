@@ -31,38 +31,58 @@ _CANT = (r"(?:can'?t(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
 _SELF = _NOT_COND + r"\b(?:I|we|I'm|we're)\b"
 
+_FLAGS = re.IGNORECASE | re.DOTALL
+# Words the English families need: each family below lists groups of them, and a window
+# lacking a word of every group cannot match that family (so its regex never runs).
+_CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse")
+_TASK_WORDS = ("help", "assist", "answer", "respond", "provide", "generate", "create", "produce", "fulfill",
+               "comply", "address", "process", "complete", "handle", "discuss", "support", "write", "share",
+               "engage")
+Family = tuple[tuple[tuple[str, ...], ...], str]
+
 # Soft families: a pivot cue in the window cancels them.
-_SOFT = re.compile(
-    _SELF + r".{0,25}?" + _CANT + r".{0,60}?\b" + _TASK + r"\b"
-    r"|\b(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
-    + _SELF + r".{0,25}?" + _CANT +
-    r"|(?:非常|十分|很|极为)?(?:抱歉|对不起)[\s，,。！!、]{0,5}.{0,40}?(?:无法|不能|不可以|不便|没有办法)"
-    r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|满足|参与|讨论)"
-    r"|作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
-    r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"
-    r"|我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
-    r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答)"
-    r"|(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
-    r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)"
-    r"|(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
-    r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)",
-    re.I | re.S,
+_SOFT_EN: tuple[Family, ...] = (
+    ((_CANT_WORDS, _TASK_WORDS), _SELF + r".{0,25}?" + _CANT + r".{0,60}?\b" + _TASK + r"\b"),
+    ((("sorry", "apologi", "unfortunately", "regret"), _CANT_WORDS),
+     r"\b(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
+     + _SELF + r".{0,25}?" + _CANT),
+)
+_SOFT_CJK = (
+    (r"(?:非常|十分|很|极为)?(?:抱歉|对不起)[\s，,。！!、]{0,5}.{0,40}?(?:无法|不能|不可以|不便|没有办法)"
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|满足|参与|讨论)"),
+    (r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
+     r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"),
+    (r"我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答)"),
+    (r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
+     r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)"),
+    (r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
+     r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)"),
 )
 # Hard families: explicit policy refusals; no pivot exemption.
-_HARD = re.compile(
-    r"\b(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
-    r"(?:violates|goes\s+against|is\s+inappropriate|is\s+not\s+(?:appropriate|allowed|permitted|something\s+I\s+can))"
-    r"|\b(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"
-    r"|\b(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"
-    r"|\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"
-    r"|\bas\s+an\s+AI\b.{0,20}?\bI\s+(?:can'?t|cannot|am\s+not\s+able|won'?t)\b.{0,40}?\b" + _TASK +
-    r"|(?:您的|这个|该)(?:请求|问题|内容|话题).{0,20}?(?:违反|不当|不合适|超出了?我)"
-    r"|(?:回答|対応|お答え)(?:する|いたす)ことは?できません|ご要望には?お(?:応え|答え)できません"
-    r"|(?:その|この)(?:リクエスト|質問|依頼).{0,20}?(?:お断り|辞退|対応できません)"
-    r"|(?:답변|도움|처리|제공)(?:드리기|하기)\s*(?:어렵|불가|할\s*수\s*없)"
-    r"|(?:요청|질문|내용).{0,20}?(?:거절|거부|응할\s*수\s*없)",
-    re.I | re.S,
+_HARD_EN: tuple[Family, ...] = (
+    ((("violates", "against", "inappropriate", "not"), ("request", "question", "prompt", "content", "topic", "task")),
+     (r"\b(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
+      r"(?:violates|goes\s+against|is\s+inappropriate|is\s+not\s+(?:appropriate|allowed|permitted|something\s+I\s+can))")),
+    ((("decline", "refuse"),), r"\b(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
+    ((("decline", "refuse"),), r"\b(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
+    ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
+    ((("ai",), ("can", "not", "won"), _TASK_WORDS),
+     r"\bas\s+an\s+AI\b.{0,20}?\bI\s+(?:can'?t|cannot|am\s+not\s+able|won'?t)\b.{0,40}?\b" + _TASK),
 )
+_HARD_CJK = (
+    r"(?:您的|这个|该)(?:请求|问题|内容|话题).{0,20}?(?:违反|不当|不合适|超出了?我)",
+    r"(?:回答|対応|お答え)(?:する|いたす)ことは?できません|ご要望には?お(?:応え|答え)できません",
+    r"(?:その|この)(?:リクエスト|質問|依頼).{0,20}?(?:お断り|辞退|対応できません)",
+    r"(?:답변|도움|처리|제공)(?:드리기|하기)\s*(?:어렵|불가|할\s*수\s*없)",
+    r"(?:요청|질문|내용).{0,20}?(?:거절|거부|응할\s*수\s*없)",
+)
+# Whole alternations for windows with non-ASCII text (case folding reaches beyond ASCII there).
+_SOFT = re.compile("|".join([p for _, p in _SOFT_EN] + list(_SOFT_CJK)), _FLAGS)
+_HARD = re.compile("|".join([p for _, p in _HARD_EN] + list(_HARD_CJK)), _FLAGS)
+# ASCII windows: one regex per English family, behind its word gate; CJK families cannot match.
+_SOFT_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _SOFT_EN)
+_HARD_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _HARD_EN)
 _PIVOT = re.compile(
     r"\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
@@ -89,11 +109,34 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "不
                  "できません", "かねます", "お断り", "辞退", "없", "어렵", "불가", "거절", "거부")
 
 
-def _may_refuse(window: str) -> bool:
-    low = window.lower()
-    if any(t in low for t in _TRIGGERS_EN):
+# One search for all CJK triggers: the engine skips ahead on their rare first characters.
+_ANY_CJK = re.compile("|".join(map(re.escape, _TRIGGERS_CJK)))
+
+
+def _may_refuse(window: str, low: str) -> bool:
+    # map() over the bound method keeps the substring loop in C.
+    if any(map(low.__contains__, _TRIGGERS_EN)):
         return True
-    return not window.isascii() and any(t in window for t in _TRIGGERS_CJK)
+    return not window.isascii() and _ANY_CJK.search(window) is not None
+
+
+def _gate_open(low: str, gate: tuple[tuple[str, ...], ...]) -> bool:
+    return all(any(map(low.__contains__, words)) for words in gate)
+
+
+def _is_hard(window: str, low: str) -> bool:
+    if not window.isascii():
+        return _HARD.search(window) is not None
+    return any(_gate_open(low, gate) and rx.search(window) for gate, rx in _HARD_EN_RX)
+
+
+def _soft_start(window: str, low: str) -> int | None:
+    # Where the whole alternation would match first: the earliest start of any family.
+    if not window.isascii():
+        match = _SOFT.search(window)
+        return match.start() if match else None
+    starts = [m.start() for gate, rx in _SOFT_EN_RX if _gate_open(low, gate) and (m := rx.search(window))]
+    return min(starts) if starts else None
 
 
 def is_refusal(text: str, *, check_window: int = 600, agent: bool = False) -> bool:
@@ -103,12 +146,13 @@ def is_refusal(text: str, *, check_window: int = 600, agent: bool = False) -> bo
     if "<" in text:
         text = THINK_BLOCK_RE.sub("", text)
     window = text.strip()[:check_window].replace("\u2019", "'")
-    if not _may_refuse(window):
+    low = window.lower()
+    if not _may_refuse(window, low):
         return False
-    if _HARD.search(window):
+    if _is_hard(window, low):
         return True
-    soft = _SOFT.search(window)
-    if not soft or _PIVOT.search(window, soft.start()):
+    start = _soft_start(window, low)
+    if start is None or _PIVOT.search(window, start):
         return False
     return not (agent and _POLICY_REASON.search(window))
 

@@ -92,8 +92,8 @@ def _tool_ids_ok(msgs: list[Msg]) -> bool:
     return True
 
 
-def _calls_ok(m: Msg) -> bool:
-    for c in normalize_tool_calls(m.get("tool_calls")) or []:
+def _calls_ok(calls: list[Msg] | None) -> bool:
+    for c in calls or []:
         raw = c.get("function")
         fn = raw if isinstance(raw, dict) else c
         name = fn.get("name")
@@ -110,19 +110,20 @@ def _calls_ok(m: Msg) -> bool:
 
 def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
     prev: tuple[Any, str] | None = None
+    users = assts = 0
     for m in msgs:
         role, text = m.get("role"), message_text(m.get("content"))
-        calls = normalize_tool_calls(m.get("tool_calls"))
+        calls = normalize_tool_calls(m.get("tool_calls"))  # once per message, shared by the checks
+        users += role == "user"
+        assts += role == "assistant"
         if role == "assistant" and not text.strip() and not calls and not reasoning_of(m):
             return False
-        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(m):
+        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(calls):
             return False
         key = (role, text)
         if role != "tool" and not calls and key == prev and text.strip():
             return False
         prev = key if role != "tool" and not calls else None
-    users = sum(m.get("role") == "user" for m in msgs)
-    assts = sum(m.get("role") == "assistant" for m in msgs)
     return bool(users >= 1 and assts >= 1 and users + assts >= p.min_turns)
 
 
@@ -138,7 +139,9 @@ _TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|�
 def _prose(text: str) -> str:
     # Code blocks and JSON answers carry no language signal (a JSON reply to a Japanese
     # question is not a language mismatch).
-    text = _FENCE_RE.sub(" ", text).strip()
+    if "```" in text:
+        text = _FENCE_RE.sub(" ", text)
+    text = text.strip()
     return "" if text[:1] in ("{", "[") else text
 
 
@@ -149,10 +152,13 @@ def _script_share(text: str) -> tuple[int, float]:
 
 
 def _lang_ok(msgs: list[Msg]) -> bool:
-    user = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") in ("user", "system"))
-    asst = " ".join(_prose(message_text(m.get("content"))) for m in msgs if m.get("role") == "assistant")
-    if user.isascii() and asst.isascii():
+    users = [message_text(m.get("content")) for m in msgs if m.get("role") in ("user", "system")]
+    assts = [message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"]
+    if all(map(str.isascii, users)) and all(map(str.isascii, assts)):
         return True  # no CJK on either side: nothing can mismatch
+    user, asst = " ".join(map(_prose, users)), " ".join(map(_prose, assts))
+    if user.isascii() and asst.isascii():
+        return True  # the only non-ASCII text was in code blocks
     # The first few thousand characters decide the script as well as the whole text does.
     user, asst = user[:4000], asst[:4000]
     (nu, u), (na, a) = _script_share(user), _script_share(asst)

@@ -28,6 +28,9 @@ _SPECIAL_RE = re.compile(
 )
 _RUN_EXEMPT = r"\s\-=_.*+~#|><0-9\u2013-\u2015\u2500-\u25ff\u2800-\u28ff\u30fc\uff0d"
 _RUN_RE = re.compile(rf"([^{_RUN_EXEMPT}])\1{{19,}}")
+# A run of 20 equal characters puts 4 equal ones in every 5th-character sample of the text.
+_RUN_STEP = 5
+_SAMPLE_RUN_RE = re.compile(rf"([^{_RUN_EXEMPT}])\1{{3}}")
 _EXPRESSIVE = frozenset("!?！？哈呵嘿嘻ㅋㅎㅠㅜwW草啊")
 
 
@@ -89,6 +92,8 @@ def _window(text: str, max_chars: int) -> str:
 
 
 def _run_reason(text: str, expressive: int) -> bool:
+    if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most runs out
+        return False
     return any(m.group(1) not in _EXPRESSIVE or len(m.group(0)) >= expressive for m in _RUN_RE.finditer(text))
 
 
@@ -111,9 +116,25 @@ def soup_reason(text: str, p: SoupParams) -> str | None:
         return "special_tokens"
     if _run_reason(text, p.expressive_run_length):
         return "char_run"
-    if script_chaos(text, min_chars=p.script_chaos_min_chars) > p.script_chaos_threshold:
+    if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return "script_chaos"
     return None
+
+
+# Bytes that are not ASCII letters or digits; deleting them leaves only those (a C-speed count).
+_NON_ALNUM = bytes(b for b in range(256) if not chr(b).isalnum() or b > 127)
+
+
+def _chaos_exceeds(text: str, min_chars: int, threshold: float) -> bool:
+    if text.isascii():
+        return threshold < 0.0  # script_chaos of ASCII text is 0
+    # Cheap bound: only characters above U+00FF can leave the Latin bucket, each one
+    # changes script at most twice, and ASCII letters and digits all count as letters.
+    wide = len(text) - len(text.encode("latin-1", "ignore"))
+    ascii_alnum = len(text.encode("ascii", "ignore").translate(None, _NON_ALNUM))
+    if ascii_alnum >= max(min_chars, 2) and 2 * wide / (ascii_alnum - 1) <= threshold:
+        return False
+    return script_chaos(text, min_chars=min_chars) > threshold
 
 
 class TokenSoupFilter(ParamStep[SoupParams]):

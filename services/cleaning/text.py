@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 # CJK set of the reference: unified ideographs, hiragana, katakana, hangul syllables.
-_CJK_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]")
+# Runs, not single characters: CJK text is mostly long runs, so far fewer match objects.
+_CJK_RUN_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]+")
 
 #: Closed ``<think>``/``<thinking>`` blocks (tags may be mixed), case-insensitive.
 THINK_BLOCK_RE = re.compile(r"<think(?:ing)?>(.*?)</think(?:ing)?>\s*", re.I | re.S)
@@ -60,6 +61,8 @@ def has_media(content: Any) -> bool:
 def is_blank(msg: dict[str, Any]) -> bool:
     """True when a message has no media and only whitespace text."""
     content = msg.get("content")
+    if type(content) is str:  # the common case: no parts, so no media
+        return not content.strip()
     return not has_media(content) and not message_text(content).strip()
 
 
@@ -138,7 +141,9 @@ def assistant_indices(messages: list[Any]) -> list[int]:
 
 def cjk_count(text: str) -> int:
     """Number of CJK characters (ideographs, kana, hangul syllables)."""
-    return len(_CJK_RE.findall(text))
+    if text.isascii():
+        return 0
+    return sum(map(len, _CJK_RUN_RE.findall(text)))
 
 
 def cjk_ratio(text: str) -> float:

@@ -73,3 +73,14 @@ def test_reasoning_is_scanned_only_when_asked():
 
 def test_japanese_apology_with_a_shikashi_pivot_is_kept():
     assert not is_refusal("申し訳ありませんが、私はその人物そのものにはなれません。しかし、その視点を想像してお答えします。")
+
+
+@pytest.mark.parametrize("text", [
+    "I'm sorry, but I can't help with that.", "This request violates our usage rules.", "I must decline.",
+    "As an AI, I cannot provide medical advice.", "Unfortunately, I'm unable to share it, but here's how to find it.",
+    "I can't wait to help you with this!", "This falls outside my scope.",
+])
+def test_ascii_fast_path_decides_like_the_full_alternation(text):
+    # An ASCII window runs per-family regexes behind word gates; one non-ASCII character
+    # sends the same sentence through the whole alternation instead.
+    assert is_refusal(text) == is_refusal(text + " \u00e9")

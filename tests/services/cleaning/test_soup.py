@@ -46,3 +46,23 @@ def test_filter_scans_reasoning_and_keeps_clean_rows():
     assert dropped[0]["drop_reason"] == "token_soup"
     kept, dropped = TokenSoupFilter(scan_reasoning=False)([row])
     assert kept == [row]
+
+
+def test_char_run_is_found_at_every_offset_and_length_limit():
+    # The sampled prefilter must not miss a run wherever it starts.
+    p = SoupParams()
+    for offset in range(12):
+        text = "ab " * 10 + "x" * offset + "z" * 20 + " cd" * 10
+        assert soup_reason(text, p) == "char_run", offset
+        assert soup_reason(text.replace("z" * 20, "z" * 19), p) is None, offset
+
+
+def test_script_chaos_reason_agrees_with_the_exact_measure():
+    # The cheap bound only skips texts whose exact chaos is at or under the threshold.
+    texts = ["plain ascii text " * 5, "mostly english with one 漢字 inside " * 3, "中文和English混合在一起的句子" * 4,
+             "a漢b字c仮d名e한f글g" * 8, "Ωmega ΔΔ letters and αβγ mixed in " * 3]
+    for threshold in (-1.0, 0.0, 0.05, 0.3, 0.55, 0.9):
+        p = SoupParams(script_chaos_threshold=threshold)
+        for text in texts:
+            exact = script_chaos(text, min_chars=p.script_chaos_min_chars) > threshold
+            assert (soup_reason(text, p) == "script_chaos") == exact, (threshold, text)
