@@ -28,7 +28,7 @@ from services.inference.config import engine_config
 from services.reward.repository import read_scores
 from services.rollout import service
 from services.rollout.schemas import RolloutJobCreate
-from services.rollout.shard import stream_key
+from services.rollout.publish import stream_key
 from shared.db.models import TaskExecutionRow, TrajectoryGroupRow, TrajectoryRow
 from shared.db.session import create_engine_for, make_sessionmaker
 from shared.queue import CeleryDispatcher, task_key
