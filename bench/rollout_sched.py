@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.rollout import Model
-from services.rollout.schedule import SCHEDULES, Attained, priority_key
+from services.rollout.schedule import SCHEDULES, Attained, Schedule, priority_key
 
 
 @dataclass
@@ -99,10 +99,20 @@ def simulate(trajs: list[_Traj], capacity: int, key: Callable[[_Traj, float], fl
     return end
 
 
+def _engine_rule(schedule: Schedule) -> Callable[[_Traj, float], float]:
+    def key(t: _Traj, now: float) -> float:
+        return priority_key(schedule, t.attained, now)
+
+    return key
+
+
+def _oracle(t: _Traj, now: float) -> float:
+    return -t.remaining()
+
+
 def _rules() -> dict[str, Callable[[_Traj, float], float]]:
-    rules: dict[str, Callable[[_Traj, float], float]] = {
-        name: (lambda t, now, name=name: priority_key(name, t.attained, now)) for name in SCHEDULES}
-    rules["oracle"] = lambda t, now: -t.remaining()
+    rules: dict[str, Callable[[_Traj, float], float]] = {name: _engine_rule(name) for name in SCHEDULES}
+    rules["oracle"] = _oracle
     return rules
 
 

@@ -15,7 +15,12 @@ from services.rollout.limits import RolloutLimits
 from services.rollout.schedule import SCHEDULES, Attained, Schedule, priority_key
 from services.rollout.slots import PrioritySlots
 from shared.errors import InvalidInput
-from tests.services.rollout.support import FunctionTools, ScriptedPolicy, hermes_parser, tool_call_text
+from tests.services.rollout.support import (
+    FunctionTools,
+    ScriptedPolicy,
+    hermes_parser,
+    tool_call_text,
+)
 
 # Three trajectories asking for a slot: (name, arrival time, what each has been through).
 WAITERS = [

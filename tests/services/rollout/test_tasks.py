@@ -28,11 +28,11 @@ from services.envs.routing_env import SYSTEM_PROMPT
 from services.inference.config import engine_config
 from services.reward.repository import read_scores
 from services.rollout import service
-from services.rollout.schemas import RolloutJobCreate
-from services.rollout.publish import stream_key
-from shared.db.models import TaskExecutionRow, TrajectoryGroupRow, TrajectoryRow
 from services.rollout.app import SERVICE
+from services.rollout.publish import stream_key
+from services.rollout.schemas import RolloutJobCreate
 from shared.auth import create_key
+from shared.db.models import TaskExecutionRow, TrajectoryGroupRow, TrajectoryRow
 from shared.db.session import create_engine_for, make_sessionmaker
 from shared.queue import CeleryDispatcher, task_key
 from shared.queue.dispatch import flush_after_commit
