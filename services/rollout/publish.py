@@ -2,8 +2,9 @@
 
 A group is stored (status ``done``) in its own transaction; only after that
 commit is its entry sent to ``trajforge:rollout:{job}:groups`` and the row's
-``published_at`` set. A crash between the commit and the send leaves the group
-done but unpublished, and the next run of its shard sends it before anything
+``published_at`` set. A crash between the commit and the send (or Redis
+refusing it) leaves the group done but unpublished; the shard tries again at
+the end of its run, and the next run of the shard sends it before anything
 else. So every stored group reaches the stream at least once, and possibly
 twice (a crash after the send, before ``published_at`` was written):
 consumers dedupe on the entry's ``group_id``.

@@ -103,7 +103,8 @@ async def run_shard(maker: async_sessionmaker[AsyncSession], settings: Settings,
                     shard_index: int) -> dict[str, Any]:
     """Run the shard's groups not yet stored; safe to run again after a crash.
 
-    Groups an earlier run stored but did not get onto the Redis stream go out first.
+    Groups an earlier run stored but did not get onto the Redis stream go out first; groups whose
+    publication failed during this run are tried once more at its end.
     """
     redis = _redis(settings)
     try:
@@ -113,7 +114,9 @@ async def run_shard(maker: async_sessionmaker[AsyncSession], settings: Settings,
             await session.commit()
         if not groups:
             return {"stored": 0, "groups": 0}
-        return await ShardRun(maker, settings, job_id, spec, redis=redis).run(groups)
+        outcome = await ShardRun(maker, settings, job_id, spec, redis=redis).run(groups)
+        await publish_unpublished(maker, redis, job_id, shard_index)  # what Redis refused mid-run
+        return outcome
     finally:
         if redis is not None:
             await redis.aclose()

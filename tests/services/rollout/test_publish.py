@@ -7,6 +7,7 @@ SCRIPTED (tests/services/rollout/scripted.py).
 from __future__ import annotations
 
 import json
+import socket
 import uuid
 from collections.abc import AsyncIterator
 
@@ -88,3 +89,20 @@ async def test_group_committed_but_not_published_goes_out_on_the_next_run_exactl
     await service.run_shard(live_redis.maker, live_redis.settings, job_id, 0)  # nothing left to send
     assert len(await _entries(job_id)) == 1
     await _drop_stream(job_id)
+
+
+async def test_redis_refusing_the_entry_leaves_the_group_stored_and_unpublished(settings: Settings) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = f"redis://127.0.0.1:{sock.getsockname()[1]}/15"
+    runner = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "redis_url": dead}))
+    try:
+        job_id = await runner.create(job_body("A1 first"))
+        await runner.dispatcher.drain()
+        async with runner.maker() as session:
+            job = await service.read_job(session, job_id)
+        assert job.status == "succeeded" and job.done_groups == 1
+        assert await _published(runner, job_id) == {"t0": False}  # the next run of the shard sends it
+    finally:
+        await runner.dispatcher.drain()
+        await runner.engine.dispose()
