@@ -32,6 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
+from services.rollout.schedule import SCHEDULES, Schedule
 from shared.schema import SamplingParams
 
 MAX_TURNS = 8
@@ -250,10 +251,11 @@ def _prompts(n: int) -> list[dict[str, Any]]:
     return [{"id": f"p{i}", "messages": [{"role": "user", "content": f"p{i}"}]} for i in range(n)]
 
 
-async def run_engine(client: Loopback, prompts: int, group: int, concurrency: int) -> tuple[float, float, int, int]:
+async def run_engine(client: Loopback, prompts: int, group: int, concurrency: int, schedule: Schedule
+                     ) -> tuple[float, float, int, int]:
     """(makespan s, process CPU s, turns, error count) for AsyncRolloutEngine."""
     engine = AsyncRolloutEngine(HttpPolicy(client), tools=HttpTools(client), concurrency=concurrency,
-                                limits=RolloutLimits(max_turns=MAX_TURNS))
+                                limits=RolloutLimits(max_turns=MAX_TURNS), schedule=schedule)
     cpu0, t0 = time.process_time(), time.perf_counter()
     groups = await engine.collect_batch(_prompts(prompts), group_size=group)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -330,7 +332,7 @@ async def compare(client: Loopback, model: Model, args: argparse.Namespace, capa
     """Engine vs turn barrier vs lower bound at one upstream capacity."""
     chain, cap_bound, calls = model.bounds(args.prompts, args.group, capacity)
     await client.post("/reset", {"capacity": capacity})
-    wall, cpu, turns, errors = await run_engine(client, args.prompts, args.group, capacity)
+    wall, cpu, turns, errors = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
     await client.post("/reset", {"capacity": capacity})
     barrier = await run_barrier(client, args.prompts, args.group)
     return {"capacity": capacity, "chain": chain, "cap_bound": cap_bound, "lower": max(chain, cap_bound),
@@ -378,7 +380,8 @@ async def _thousand(client: Loopback, capacity: int) -> dict[str, Any]:
 def _header(args: argparse.Namespace) -> None:
     print(f"rollout bench: {args.prompts} prompts x group {args.group}, up to {MAX_TURNS} turns; "
           f"policy lognormal median {args.policy_median_s*1e3:.0f} ms (sigma 0.6); tools Pareto(1.5) "
-          f"scale {args.tool_scale_s*1e3:.0f} ms, cap {args.tool_cap_s:.1f} s; seed {args.seed}")
+          f"scale {args.tool_scale_s*1e3:.0f} ms, cap {args.tool_cap_s:.1f} s; seed {args.seed}; "
+          f"schedule {args.schedule}")
 
 
 def _report_row(m: dict[str, Any]) -> None:
@@ -411,6 +414,8 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--tool-scale-s", type=float, default=0.02)
     ap.add_argument("--tool-cap-s", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--schedule", choices=SCHEDULES, default="turns",
+                    help="the engine's slot scheduling rule (services/rollout/schedule.py)")
     return ap.parse_args()
 
 

@@ -59,8 +59,13 @@ class Settings(BaseSettings):
     # This deployment's own base URL (``http://host:8000``), where rollout processors reach the
     # gateway; empty: they reach an in-process gateway through an in-memory transport.
     public_base_url: str = ""
-    # Policy calls in flight per rollout shard (one request per trajectory turn).
+    # Policy calls in flight per rollout shard (one request per trajectory turn). Set it to what the
+    # upstream serves at once (vLLM's max_num_seqs): beyond that, requests queue in the upstream's
+    # FIFO, where the shard's scheduling rule no longer applies.
     rollout_concurrency: int = Field(64, ge=1, le=4096)
+    # Which waiting policy call a shard serves first when all slots are taken
+    # (services/rollout/schedule.py: turns, waited, service, fifo).
+    rollout_schedule: Literal["turns", "waited", "service", "fifo"] = "turns"
     # How often a running shard checks for cancellation and the events stream polls the job.
     rollout_poll_s: float = Field(0.5, gt=0, le=60)
     # Local CPU engine: an HF model directory, a .gguf file, or empty for the bundled SmolLM2.

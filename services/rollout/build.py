@@ -172,5 +172,5 @@ async def build_runtime(spec: RolloutRunSpec, settings: Settings) -> RolloutRunt
     runtime.engine = AsyncRolloutEngine(
         policy, tools=tools, mode=mode, bridge=bridge, sampling_params=spec.sampling,
         limits=spec.limits.to_limits(), parser=toolcall_parser(spec.tool_parser),
-        concurrency=settings.rollout_concurrency, oversample=spec.oversample)
+        concurrency=settings.rollout_concurrency, oversample=spec.oversample, schedule=settings.rollout_schedule)
     return runtime

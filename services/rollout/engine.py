@@ -20,6 +20,7 @@ from services.rollout.bridge import TokenBridge
 from services.rollout.episode import Episode, EpisodeContext
 from services.rollout.limits import RolloutLimits
 from services.rollout.ports import Policy, ToolCallParser, ToolExecutor
+from services.rollout.schedule import SCHEDULES, Schedule
 from services.rollout.slots import PrioritySlots
 from services.rollout.traces import TraceWriter
 from services.rollout.transcript import MessageTranscript, TokenTranscript, Transcript
@@ -70,16 +71,19 @@ class AsyncRolloutEngine:
                  bridge: TokenBridge | None = None, sampling_params: SamplingParams | None = None,
                  limits: RolloutLimits | None = None, parser: ToolCallParser | None = None,
                  concurrency: int = 64, oversample: int = 0, extra_body: dict[str, Any] | None = None,
-                 trace_writer: TraceWriter | None = None) -> None:
+                 trace_writer: TraceWriter | None = None, schedule: Schedule = "turns") -> None:
         if mode == "tokens" and bridge is None:
             raise InvalidInput("token mode needs a TokenBridge (the model's chat template)")
         if concurrency < 1 or oversample < 0:
             raise InvalidInput("concurrency must be >= 1 and oversample >= 0")
+        if schedule not in SCHEDULES:
+            raise InvalidInput(f"schedule must be one of {', '.join(SCHEDULES)}", param="schedule")
         self.mode, self.bridge, self.tools, self.oversample = mode, bridge, tools, oversample
         self.trace_writer = trace_writer
         self.ctx = EpisodeContext(policy=policy, sampling=sampling_params or SamplingParams(),
                                   limits=limits or RolloutLimits(), parser=parser,
-                                  slots=PrioritySlots(concurrency), extra_body=extra_body)
+                                  slots=PrioritySlots(concurrency), extra_body=extra_body,
+                                  schedule=schedule)
 
     async def collect_batch(self, prompts: Sequence[Trajectory | dict[str, Any]], group_size: int = 8,
                             *, step: int = 0) -> list[GroupResult]:
@@ -141,7 +145,7 @@ class AsyncRolloutEngine:
 
     @property
     def stats(self) -> dict[str, int]:
-        """Counters across all runs: turns and policy calls."""
+        """Counters across all runs: turns, policy calls, milliseconds requests waited for a slot."""
         return dict(self.ctx.stats)
 
 

@@ -4,19 +4,23 @@ A failed episode is data: errors from the shared tree end the trajectory with
 a stop reason and are recorded on it; timeouts and cancellation keep what was
 produced so far. Only the policy call holds a slot of the concurrency cap, so
 tool execution of one trajectory overlaps inference of the others. Waiting
-requests are served fewest-turns-done first (see ``PrioritySlots``).
+requests are ordered by the context's scheduling rule (``services.rollout.schedule``;
+fewest turns done first by default).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from services.rollout.limits import RolloutLimits
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolExecutor
+from services.rollout.schedule import Attained, Schedule, priority_key
 from services.rollout.slots import PrioritySlots
 from services.rollout.tool_calls import attempted_calls, execute_calls, tool_message
 from services.rollout.transcript import Transcript
@@ -45,7 +49,8 @@ class EpisodeContext:
     slots: PrioritySlots
     parser: ToolCallParser | None = None
     extra_body: dict[str, Any] | None = None
-    stats: dict[str, int] = field(default_factory=lambda: {"turns": 0, "policy_calls": 0})
+    schedule: Schedule = "turns"
+    stats: dict[str, int] = field(default_factory=lambda: {"turns": 0, "policy_calls": 0, "queued_ms": 0})
 
 
 class _Ended(Exception):
@@ -70,6 +75,7 @@ class Episode:
         self.ctx, self.transcript, self.trajectory, self.tools = ctx, transcript, traj, tools
         self.steps: list[StepRecord] = []
         self.turns = 0
+        self.attained = Attained()
         self.finished = False
 
     async def run(self) -> Trajectory:
@@ -131,7 +137,7 @@ class Episode:
             sampling = sampling.model_copy(update={"max_tokens": budget})
         for attempt in range(self.ctx.limits.max_api_retries + 1):
             try:
-                async with self.ctx.slots.slot(priority=self.turns):
+                async with self._slot():
                     self.ctx.stats["policy_calls"] += 1
                     return await self.transcript.sample(self.ctx.policy, sampling, self.ctx.extra_body)
             except _RETRYABLE:
@@ -139,6 +145,21 @@ class Episode:
                     raise
             await asyncio.sleep(self.ctx.limits.retry_backoff_s * 2**attempt)
         raise AssertionError("unreachable")
+
+    @contextlib.asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        """Hold a slot of the cap; account queueing and service time for the scheduling rule."""
+        att = self.attained
+        att.turns = self.turns
+        arrived = time.monotonic()
+        async with self.ctx.slots.slot(priority_key(self.ctx.schedule, att, arrived)):
+            granted = time.monotonic()
+            att.waited_s += granted - arrived
+            self.ctx.stats["queued_ms"] += round((granted - arrived) * 1000)
+            try:
+                yield
+            finally:
+                att.service_s += time.monotonic() - granted
 
     def _check_after_sample(self, out: PolicyOutput, calls: list[ParsedCall]) -> None:
         limits = self.ctx.limits
@@ -153,7 +174,11 @@ class Episode:
             raise _Ended("tool_error", True)
 
     async def _apply_tools(self, calls: list[ParsedCall], out: PolicyOutput, step: StepRecord) -> None:
-        results = await execute_calls(calls, self.tools, self.ctx.limits)
+        started = time.monotonic()
+        try:
+            results = await execute_calls(calls, self.tools, self.ctx.limits)
+        finally:
+            self.attained.service_s += time.monotonic() - started
         messages = [tool_message(c, r) for c, r in zip(calls, results, strict=True)]
         self.transcript.add_observations(messages, out)
         step.observations = [r.content for r in results]

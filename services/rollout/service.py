@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.rollout import repository as repo
 from services.rollout.build import check_spec
+from services.rollout.publish import publish_unpublished
 from services.rollout.schemas import (
     RolloutJobCreate,
     RolloutJobRead,
@@ -100,15 +101,22 @@ async def _start_shard(session: AsyncSession, job_id: uuid.UUID, shard_index: in
 
 async def run_shard(maker: async_sessionmaker[AsyncSession], settings: Settings, job_id: uuid.UUID,
                     shard_index: int) -> dict[str, Any]:
-    """Run the shard's groups not yet stored; safe to run again after a crash."""
-    async with maker() as session:
-        spec, groups = await _start_shard(session, job_id, shard_index)
-        await session.commit()
-    if not groups:
-        return {"stored": 0, "groups": 0}
+    """Run the shard's groups not yet stored; safe to run again after a crash.
+
+    Groups an earlier run stored but did not get onto the Redis stream go out first; groups whose
+    publication failed during this run are tried once more at its end.
+    """
     redis = _redis(settings)
     try:
-        return await ShardRun(maker, settings, job_id, spec, redis=redis).run(groups)
+        await publish_unpublished(maker, redis, job_id, shard_index)
+        async with maker() as session:
+            spec, groups = await _start_shard(session, job_id, shard_index)
+            await session.commit()
+        if not groups:
+            return {"stored": 0, "groups": 0}
+        outcome = await ShardRun(maker, settings, job_id, spec, redis=redis).run(groups)
+        await publish_unpublished(maker, redis, job_id, shard_index)  # what Redis refused mid-run
+        return outcome
     finally:
         if redis is not None:
             await redis.aclose()

@@ -3,7 +3,8 @@
 Each group finishes on its own and is written in one transaction: the group
 is claimed (only if no earlier run stored it), its kept trajectories are
 inserted keyed by (group, member, attempt), its scores recorded with
-provenance, and the job's counters advanced under the job's row lock. So a
+provenance, and the job's counters advanced under the job's row lock; after that commit the
+group goes to the job's Redis stream at least once (``services.rollout.publish``). So a
 shard killed mid-way and run again redoes only the groups it had not stored,
 and two runs racing on one group store it once. A watcher polls the job's
 ``cancel_requested`` and cancels the in-flight groups, whose calls and tools
@@ -20,7 +21,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import orjson
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.reward import repository as reward_repo
@@ -28,6 +28,7 @@ from services.rollout import repository as repo
 from services.rollout.build import build_runtime, reward_spec_of
 from services.rollout.engine import GroupResult
 from services.rollout.processor_run import open_processor_groups
+from services.rollout.publish import group_entry, mark_published, publish_entry, stream_key
 from services.rollout.schemas import RolloutRunSpec
 from services.rollout.scoring import GroupScores, score_group
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow
@@ -53,11 +54,6 @@ class GroupRunner(Protocol):
     async def run_group(self, prompt: Trajectory, group_size: int) -> GroupResult:
         """Run ``group_size`` members of one prompt."""
         ...
-
-
-def stream_key(job_id: uuid.UUID | str) -> str:
-    """The Redis stream a job's completed groups are published to."""
-    return f"trajforge:rollout:{job_id}:groups"
 
 
 @dataclass(frozen=True)
@@ -192,14 +188,12 @@ class ShardRun:
         await reward_repo.record_scores(session, digest, pairs)
 
     async def _publish(self, group: OpenGroup, result: GroupResult) -> None:
+        """Send the stored group's entry, then record it (a crash in between: the next run sends it)."""
         if self.redis is None:
             return
-        ids = [str(repo.trajectory_id(group.id, t.sample_index, 0)) for t in result.trajectories]
-        entry = {"group_id": str(group.id), "task_id": group.task_id, "trajectory_ids": orjson.dumps(ids)}
-        try:
-            await self.redis.xadd(stream_key(self.job_id), entry)
-        except Exception as exc:  # noqa: BLE001 - the stream is a convenience; the database is the record
-            _log.warning("could not publish group %s to Redis: %s", group.id, exc)
+        ids = [repo.trajectory_id(group.id, t.sample_index, 0) for t in result.trajectories]
+        if await publish_entry(self.redis, self.job_id, group_entry(group.id, group.task_id, ids)):
+            await self._db_call(lambda s: mark_published(s, [group.id]))
 
     async def _watch(self, tasks: list[asyncio.Task[bool]]) -> None:
         while True:

@@ -1,10 +1,7 @@
 """PrioritySlots: a concurrency cap whose waiters are served by priority, then arrival.
 
-The engine asks for a slot with ``priority = turns_done``: when the upstream is
-saturated, a trajectory that has fallen behind (a slow tool, a long reply)
-goes before those that have made more progress. The laggards are the ones that
-set the makespan; measured in bench/rollout.py, serving the deepest turn first
-instead was about 13% slower than this and plain FIFO about the same.
+The engine computes each request's priority with a scheduling rule (see
+``services.rollout.schedule``); this class only orders the waiters.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ class PrioritySlots:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._free = capacity
-        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
 
     @property
@@ -32,7 +29,7 @@ class PrioritySlots:
         """Slots currently held."""
         return self.capacity - self._free
 
-    async def acquire(self, priority: int = 0) -> None:
+    async def acquire(self, priority: float = 0) -> None:
         """Wait for a slot; cancellation while waiting leaves no slot behind."""
         if self._free > 0 and not self._waiters:
             self._free -= 1
@@ -56,7 +53,7 @@ class PrioritySlots:
         self._free += 1
 
     @asynccontextmanager
-    async def slot(self, priority: int = 0) -> AsyncIterator[None]:
+    async def slot(self, priority: float = 0) -> AsyncIterator[None]:
         """``async with slots.slot(priority):`` holds one slot for the block."""
         await self.acquire(priority)
         try:

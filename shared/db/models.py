@@ -171,6 +171,8 @@ class TrajectoryGroupRow(IdMixin, TimestampMixin, Base):
     status: Mapped[str] = mapped_column(String(20), default="pending")
     task: Mapped[dict[str, Any]] = mapped_column(default=dict)
     summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # When the done group's entry reached the Redis stream; null until then (a rerun publishes it).
+    published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class TrajectoryRow(IdMixin, Base):

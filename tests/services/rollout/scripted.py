@@ -3,8 +3,10 @@
 Fixed replies chosen by the first user message and the turn (labelled scripted:
 the real model is too small to produce known tool calls). It is message-mode
 only, so jobs using it run in message mode. ``policy.backend.model`` carries
-its knobs as ``delay=<seconds>`` (four times as long for a task saying 'slow'). Also registers ``hanging``, an env whose one
-tool sleeps longer than any test's tool timeout.
+its knobs as ``delay=<seconds>`` (four times as long for a task saying 'slow') and
+``record=<file>``: each call appends ``start <task>``, then ``done <task>`` or
+``cancelled <task>``, so a test in another process sees what became of its calls.
+Also registers ``hanging``, an env whose one tool sleeps longer than any test's tool timeout.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 from services.envs.base import Env
@@ -45,12 +48,24 @@ class ScriptedPolicy:
     def __init__(self, model: str | None = None, **_: Any) -> None:
         knobs = dict(part.split("=", 1) for part in (model or "").split(",") if "=" in part)
         self.delay_s = float(knobs.get("delay", 0.0))
+        self.record = Path(knobs["record"]) if knobs.get("record") else None
+
+    def _note(self, what: str, user: str) -> None:
+        if self.record is not None:
+            with self.record.open("a") as fh:
+                fh.write(f"{what} {user}\n")
 
     async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
                    sampling: SamplingParams, extra_body: dict[str, Any] | None = None) -> PolicyOutput:
         """One scripted assistant turn."""
         user = next(str(m.get("content")) for m in messages if m["role"] == "user")
-        await asyncio.sleep(self.delay_s * (4 if "slow" in user else 1))
+        self._note("start", user)
+        try:
+            await asyncio.sleep(self.delay_s * (4 if "slow" in user else 1))
+        except asyncio.CancelledError:
+            self._note("cancelled", user)
+            raise
+        self._note("done", user)
         if "down" in user:
             raise UpstreamUnavailable("scripted upstream is down")
         turn = sum(1 for m in messages if m["role"] == "assistant")

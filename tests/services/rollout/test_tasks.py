@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 from sqlalchemy import func, select
@@ -27,13 +28,16 @@ from services.envs.routing_env import SYSTEM_PROMPT
 from services.inference.config import engine_config
 from services.reward.repository import read_scores
 from services.rollout import service
+from services.rollout.app import SERVICE
+from services.rollout.publish import stream_key
 from services.rollout.schemas import RolloutJobCreate
-from services.rollout.shard import stream_key
+from shared.auth import create_key
 from shared.db.models import TaskExecutionRow, TrajectoryGroupRow, TrajectoryRow
 from shared.db.session import create_engine_for, make_sessionmaker
 from shared.queue import CeleryDispatcher, task_key
 from shared.queue.dispatch import flush_after_commit
 from shared.settings import Settings
+from shared.web import create_app
 from tests.conftest import REDIS_URL, REPO_ROOT
 from tests.services.rollout.test_service import REWARD, TRUTH
 
@@ -192,3 +196,58 @@ def test_killed_worker_mid_job_leaves_every_group_exactly_once(workers: Workers)
     count = asyncio.run(_query(workers.settings, lambda s: s.scalar(
         select(func.count()).select_from(TrajectoryRow).where(TrajectoryRow.job_id == job_id))))
     assert count == 8
+
+
+async def _cancel_over_http(settings: Settings, job_id: uuid.UUID) -> httpx.Response:
+    """POST /v1/rollouts/{id}/cancel to the rollout app on its own connections (committed, seen by the worker)."""
+    engine = create_engine_for(settings)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            _, key = await create_key(session, "cancel-test", salt=settings.key_salt)
+            await session.commit()
+    finally:
+        await engine.dispose()
+    app = create_app(SERVICE, settings=settings)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test",
+            headers={"authorization": f"Bearer {key}"}) as client:
+        return await client.post(f"/v1/rollouts/{job_id}/cancel")
+
+
+def _calls(record: Path) -> dict[str, int]:
+    lines = record.read_text().splitlines() if record.exists() else []
+    return {what: sum(line.startswith(what + " ") for line in lines) for what in ("start", "done", "cancelled")}
+
+
+def test_cancel_over_http_stops_the_running_shard_on_a_worker(workers: Workers, tmp_path: Path) -> None:
+    record = tmp_path / "calls.log"
+    tasks = [{"id": f"t{i}", "messages": [{"role": "user", "content": f"A1 number {i}"}], "ground_truth": TRUTH}
+             for i in range(3)]
+    body = RolloutJobCreate.model_validate({
+        "tasks": tasks, "group_size": 2, "env": {"name": "tool_routing"}, "reward": REWARD, "mode": "messages",
+        "shard_size": 2, "policy": {"backend": {"name": "scripted", "model": f"delay=30,record={record}"}},
+        "limits": {"max_turns": 3, "timeout_s": 120}})
+    workers.start()
+    job_id = asyncio.run(_create(workers.settings, body))
+    # Shard 0 runs: both groups' first policy calls (30 s each) are in flight; shard 1 waits in the queue.
+    _wait(lambda: _calls(record)["start"] >= 4, 60, "shard 0's policy calls", workers.tail)
+    started = time.monotonic()
+    reply = asyncio.run(_cancel_over_http(workers.settings, job_id))
+    assert reply.status_code == 200 and reply.json()["cancel_requested"] is True, reply.text
+    _wait(lambda: _job(workers.settings, job_id).status == "cancelled", 5, "the job to end cancelled", workers.tail)
+    assert time.monotonic() - started < 5.0
+    calls = _calls(record)
+    assert calls == {"start": 4, "done": 0, "cancelled": 4}, calls  # every in-flight call was cancelled
+
+    async def states(session: Any) -> tuple[set[str], list[str | None]]:
+        groups = await session.scalars(select(TrajectoryGroupRow.status).where(TrajectoryGroupRow.job_id == job_id))
+        keys = [task_key(service.RUN_SHARD_TASK, {"job_id": str(job_id), "shard_index": i}) for i in range(2)]
+        runs = [await session.get(TaskExecutionRow, k) for k in keys]
+        return set(groups), [r.status if r else None for r in runs]
+
+    # The queued shard 1 runs too, finds the job cancelled and stops at once: nothing is left running.
+    _wait(lambda: asyncio.run(_query(workers.settings, states))[1] == ["succeeded", "succeeded"], 10,
+          "both shard tasks to finish", workers.tail)
+    assert asyncio.run(_query(workers.settings, states))[0] == {"cancelled"}
+    job = _job(workers.settings, job_id)
+    assert job.done_groups == 0 and _rows(workers.settings, job_id) == []
