@@ -91,7 +91,8 @@ class BackendPolicy:
         upstream = getattr(self.backend, "http", None)
         if upstream is None:
             raise UpstreamError("this backend has no chat endpoint and no tokenizer for message mode")
-        body: dict[str, Any] = {"model": self.model or getattr(self.backend, "model", None), "messages": messages, **sampling.to_openai(), "n": 1,
+        model = self.model or getattr(self.backend, "model", None)
+        body: dict[str, Any] = {"model": model, "messages": messages, **sampling.to_openai(), "n": 1,
                                 "logprobs": True, "return_token_ids": True, **(extra_body or {})}
         if tools:
             body["tools"] = tools

@@ -38,7 +38,15 @@ from shared.schema import Trajectory
 from shared.settings import Settings
 from shared.toolcalls import family_names
 
-__all__ = ["RolloutRuntime", "build_runtime", "check_processor", "check_processor_module", "check_spec", "env_registry", "reward_spec_of"]
+__all__ = [
+    "RolloutRuntime",
+    "build_runtime",
+    "check_processor",
+    "check_processor_module",
+    "check_spec",
+    "env_registry",
+    "reward_spec_of",
+]
 
 _ENVS: EnvRegistry | None = None
 

@@ -63,7 +63,7 @@ class BaseEnv(ABC):
     def step(self, action: Any) -> StepResult | Any:
         """Override to apply an action; returns observation, reward, done, info."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional hook: most envs hold nothing to release)
         """Override to release resources (sandboxes, files)."""
 
     @staticmethod

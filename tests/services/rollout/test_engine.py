@@ -105,7 +105,9 @@ async def test_tool_output_is_capped_to_the_budget(smol_tokenizer: Any) -> None:
 
 
 async def test_parse_failure_is_fed_back_under_the_observe_policy(smol_tokenizer: Any) -> None:
-    script = lambda u, t: "<tool_call>{\"name\": \"add\", \"arguments\": {2}</tool_call>" if t == 0 else "ok"
+    def script(u: Any, t: int) -> str:
+        return "<tool_call>{\"name\": \"add\", \"arguments\": {2}</tool_call>" if t == 0 else "ok"
+
     tools = add_tools()
     eng = engine_for(ScriptedPolicy(smol_tokenizer, script), tools)
     [group] = await eng.collect_batch([prompt("x")], group_size=1)
@@ -118,7 +120,9 @@ async def test_parse_failure_is_fed_back_under_the_observe_policy(smol_tokenizer
 
 
 async def test_parse_failure_ends_the_trajectory_under_the_end_policy(smol_tokenizer: Any) -> None:
-    script = lambda u, t: "<tool_call>{\"name\": \"add\"" if t == 0 else "ok"
+    def script(u: Any, t: int) -> str:
+        return "<tool_call>{\"name\": \"add\"" if t == 0 else "ok"
+
     eng = engine_for(ScriptedPolicy(smol_tokenizer, script), add_tools(),
                      limits={"parse_failure_policy": "end"})
     [group] = await eng.collect_batch([prompt("x")], group_size=1)

@@ -96,7 +96,9 @@ async def test_length_stop_keeps_ids_without_an_end_token(smol_tokenizer: Any) -
 
 
 async def test_max_turns_in_token_mode(smol_tokenizer: Any) -> None:
-    always = lambda u, t: tool_call_text("add", a=1, b=1)
+    def always(u: Any, t: int) -> str:
+        return tool_call_text("add", a=1, b=1)
+
     traj = await run_one(ScriptedPolicy(smol_tokenizer, always), smol_tokenizer, max_turns=2)
     assert (traj.stop_reason, traj.turns) == ("max_turns", 2)
     assert traj.tokens is not None and traj.tokens.loss_mask[-1] == 1  # ends on sampled ids
