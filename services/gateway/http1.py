@@ -14,6 +14,8 @@ from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
+from services.gateway.body import StreamedBody
+
 __all__ = ["ConnectFailed", "Http1Client", "Http1Error", "Http1Response", "ProtocolFailure", "ReadTimedOut"]
 
 _HEAD_LIMIT = 64 * 1024
@@ -49,7 +51,7 @@ class _Conn:
         self.writer.close()
 
 
-class Http1Response:
+class Http1Response(StreamedBody):
     """Status, lower-cased headers, and the body (read whole, or streamed by line)."""
 
     def __init__(
@@ -98,22 +100,6 @@ class Http1Response:
                 yield chunk
             self.headers["connection"] = "close"
         self._done = True
-
-    async def aiter_lines(self) -> AsyncIterator[str]:
-        """Body lines without their line endings (for server-sent events)."""
-        pending = b""
-        async for data in self.iter_raw():
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                yield line.rstrip(b"\r").decode("utf-8")
-        if pending:
-            yield pending.rstrip(b"\r").decode("utf-8")
-
-    async def aread(self) -> bytes:
-        """The whole body."""
-        self.content = b"".join([part async for part in self.iter_raw()])
-        return self.content
 
     async def aclose(self) -> None:
         """Give the connection back if the body was read to the end, else close it."""

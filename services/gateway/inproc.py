@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mutab
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from services.gateway.body import StreamedBody
 from services.gateway.http1 import ConnectFailed, Http1Client, ProtocolFailure, ReadTimedOut
 
 __all__ = ["INPROC_SCHEME", "AsgiResponse", "InProcessClient"]
@@ -26,7 +27,7 @@ AsgiApp = Callable[[Message, Callable[[], Awaitable[Message]], Callable[[Message
 _END = {"type": "inproc.end"}
 
 
-class AsgiResponse:
+class AsgiResponse(StreamedBody):
     """Status, lower-cased headers and the body of an in-process call (read whole or by line)."""
 
     def __init__(self, status: int, headers: dict[str, str], channel: _Channel, read_timeout_s: float) -> None:
@@ -46,22 +47,6 @@ class AsgiResponse:
                 yield bytes(message["body"])
             if not message.get("more_body", False):
                 return
-
-    async def aiter_lines(self) -> AsyncIterator[str]:
-        """Body lines without their line endings (for server-sent events)."""
-        pending = b""
-        async for data in self.iter_raw():
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                yield line.rstrip(b"\r").decode("utf-8")
-        if pending:
-            yield pending.rstrip(b"\r").decode("utf-8")
-
-    async def aread(self) -> bytes:
-        """The whole body."""
-        self.content = b"".join([part async for part in self.iter_raw()])
-        return self.content
 
     async def aclose(self) -> None:
         """Tell the app the client went away and stop it if it still runs."""
