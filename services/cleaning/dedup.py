@@ -24,6 +24,7 @@ import orjson
 
 from services.cleaning.base import Row, Step, StepOutput
 from services.cleaning.signature_store import SignatureEntry, SignatureStore
+from shared.iterutil import batched
 from shared.schema import content_text
 
 __all__ = ["DROP_REASON", "DedupFilter", "is_real_user", "row_signature", "stream_dedup"]
@@ -126,17 +127,6 @@ class DedupFilter(Step):
             yield self.signature(row), _n_messages(row), pos
 
 
-def _batched(items: Iterable[SignatureEntry], size: int) -> Iterator[list[SignatureEntry]]:
-    batch: list[SignatureEntry] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def stream_dedup(
     open_rows: Callable[[], Iterable[Row]],
     store: SignatureStore,
@@ -149,7 +139,7 @@ def stream_dedup(
     Dropped rows come back marked with ``drop_reason`` so the caller can log them.
     """
     dedup = dedup or DedupFilter()
-    for batch in _batched(dedup.entries(open_rows()), batch_size):
+    for batch in batched(dedup.entries(open_rows()), batch_size):
         store.add(batch)
     winners = store.winners()
     for pos, row in enumerate(open_rows()):

@@ -14,6 +14,7 @@ from types import TracebackType
 from services.cleaning.base import Row
 from services.cleaning.pii import PIIPresidioFilter, PIIStats
 from shared.errors import ServiceUnavailable
+from shared.iterutil import batched
 
 __all__ = ["PIIWorkerPool", "scrub_batch"]
 
@@ -32,17 +33,6 @@ def scrub_batch(rows: list[Row]) -> tuple[list[Row], PIIStats]:
         raise ServiceUnavailable("PII worker used before its initializer ran")
     out, _ = _worker_filter.process(rows)
     return out, _worker_filter.stats
-
-
-def _batches(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
-    batch: list[Row] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _merge(total: PIIStats, part: PIIStats) -> None:
@@ -74,7 +64,7 @@ class PIIWorkerPool:
 
     def map(self, rows: Iterable[Row]) -> Iterator[Row]:
         """Rewritten rows in input order; ``stats`` sums the workers' figures."""
-        for out, stats in self._executor.map(scrub_batch, _batches(rows, self.batch_size)):
+        for out, stats in self._executor.map(scrub_batch, batched(rows, self.batch_size)):
             _merge(self.stats, stats)
             yield from out
 

@@ -37,13 +37,14 @@ messages       string (JSON)             the OpenAI-format conversation
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from shared.iterutil import batched
 from shared.jsonl import dumps_line
 from shared.schema import Trajectory
 
@@ -125,17 +126,6 @@ def jsonl_row(item: ExportItem) -> dict[str, Any]:
             "advantage": item.advantage}
 
 
-def _batches(items: Iterable[ExportItem], size: int) -> Iterator[list[ExportItem]]:
-    batch: list[ExportItem] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 class ParquetSink:
     """A Parquet file written one record batch at a time."""
 
@@ -159,7 +149,7 @@ def write_parquet(items: Iterable[ExportItem], where: str | IO[bytes], *, batch_
     """Write items as token-level Parquet in row groups of ``batch_rows``; returns rows written."""
     sink = ParquetSink(where)
     try:
-        for batch in _batches(items, batch_rows):
+        for batch in batched(items, batch_rows):
             sink.write(batch)
     finally:
         sink.close()
