@@ -202,7 +202,7 @@ class JpPhoneRecognizer(_Recognizer):
 
 
 class KrPhoneRecognizer(_Recognizer):
-    """KR phone: mobiles 01X-XXX(X)-XXXX and area numbers 0XX-XXX(X)-XXXX, optional +82."""
+    """KR phone: mobiles 01d-ddd(d)-dddd and area numbers 0dd-ddd(d)-dddd (d a digit), optional +82."""
 
     ENTITY = "KR_PHONE"
     PATTERNS = [
