@@ -1,10 +1,16 @@
 """Gateway overhead: latency added and requests/s, next to the upstream called directly.
 
-Starts three servers as separate processes on loopback (the fake OpenAI-shaped
-upstream, our gateway with trace capture into the in-memory sink, and, when
-its virtualenv exists, LiteLLM's proxy pointed at the same upstream), then
-drives each with a minimal keep-alive HTTP/1.1 load generator at several
-concurrency levels and prints p50/p99 latency, the latency added over the
+Starts servers as separate processes on loopback: the fake OpenAI-shaped
+upstream; our gateway as production runs it (the service app from
+``create_app``: bearer auth against a key in a throwaway database, the request
+middleware with metrics and the JSON access log written to a file, traces
+batched into the database); the bare gateway router ("router only", no auth,
+middleware or database, traces in memory) so the cost of the stack shows; and,
+when its virtualenv exists, LiteLLM's proxy pointed at the same upstream. The
+throwaway database is a fresh Postgres database on 127.0.0.1:5432 (dropped at
+the end), or a temporary SQLite file when Postgres is not reachable. Each target
+is driven by a minimal keep-alive HTTP/1.1 load generator at several
+concurrency levels; it prints p50/p99 latency, the latency added over the
 direct call, requests/s, and our ratio to LiteLLM.
 
     python bench/gateway.py [--seconds 2] [--rounds 3] [--concurrency 1,16,64,256] [--no-litellm]
@@ -27,8 +33,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LITELLM_BIN = REPO / ".cache" / "litellm-venv" / "bin" / "litellm"
-# One key for every target: LiteLLM refuses to start without a master key; ours ignores it here.
-BENCH_KEY = "sk-bench-" + secrets.token_hex(16)
+# LiteLLM's master key; our real stack gets a key created in its database (``GW_KEY``).
+LITE_KEY = "sk-bench-" + secrets.token_hex(16)
+PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 BODY = b'{"model":"policy","messages":[{"role":"user","content":"hello there"}],"max_tokens":8}'
 
 
@@ -82,7 +89,23 @@ def serve_upstream(port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def serve_gateway(port: int, upstream: str) -> None:
+def serve_gateway(port: int, upstream: str, db_url: str) -> None:
+    """Child process: the gateway service app as deployed (auth, middleware, metrics, DB traces)."""
+    import json
+
+    import uvicorn
+
+    from services.gateway.app import create_app
+    from shared.settings import Settings
+
+    cfg = Path(tempfile.mkdtemp()) / "gateway.json"
+    cfg.write_text(json.dumps({"upstreams": [{"model": "policy", "url": upstream}]}))
+    app = create_app(Settings(database_url=db_url, gateway_config=str(cfg), auth_enabled=True))
+    # The access log stays at its default level, on stderr, which the parent points at a file.
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, log_config=None)
+
+
+def serve_router(port: int, upstream: str) -> None:
     """Child process: the gateway router on a bare app, traces to the in-memory sink."""
     import uvicorn
     from fastapi import FastAPI
@@ -127,11 +150,11 @@ async def _read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
-async def _worker(port: int, path: str, stop_at: float, lat: list[float], errs: list[int]) -> None:
+async def _worker(port: int, path: str, key: str, stop_at: float, lat: list[float], errs: list[int]) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     request = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Authorization: Bearer {BENCH_KEY}\r\nContent-Length: {len(BODY)}\r\n\r\n"
+        f"Authorization: Bearer {key}\r\nContent-Length: {len(BODY)}\r\n\r\n"
     ).encode() + BODY
     while time.perf_counter() < stop_at:
         started = time.perf_counter()
@@ -142,20 +165,30 @@ async def _worker(port: int, path: str, stop_at: float, lat: list[float], errs: 
     writer.close()
 
 
-async def measure(port: int, path: str, concurrency: int, seconds: float, pid: int | None = None) -> Result:
+@dataclass
+class Target:
+    """One server under load: where it listens, what it is sent, and its process (for CPU)."""
+
+    port: int
+    path: str
+    pid: int
+    key: str = ""
+
+
+async def measure(t: Target, concurrency: int, seconds: float) -> Result:
     """Run ``concurrency`` keep-alive connections for ``seconds`` (after a short warm-up)."""
     for warm in (True, False):
         lat: list[float] = []
         errs = [0]
-        cpu0 = cpu_s(pid)
+        cpu0 = cpu_s(t.pid)
         started = time.perf_counter()
         stop_at = started + (0.3 if warm else seconds)
-        paths = [path.format(i=i) for i in range(concurrency)]
-        await asyncio.gather(*(_worker(port, p, stop_at, lat, errs) for p in paths))
+        paths = [t.path.format(i=i) for i in range(concurrency)]
+        await asyncio.gather(*(_worker(t.port, p, t.key, stop_at, lat, errs) for p in paths))
     elapsed = time.perf_counter() - started
     lat.sort()
     pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
-    return Result(pick(0.50), pick(0.99), len(lat) / elapsed, errs[0], (cpu_s(pid) - cpu0) * 1000 / max(1, len(lat)))
+    return Result(pick(0.50), pick(0.99), len(lat) / elapsed, errs[0], (cpu_s(t.pid) - cpu0) * 1000 / max(1, len(lat)))
 
 
 def median_result(results: list[Result]) -> Result:
@@ -166,19 +199,13 @@ def median_result(results: list[Result]) -> Result:
                   pick([r.cpu_ms for r in results]))
 
 
-async def measure_level(
-    level: int, seconds: float, rounds: int, ports: dict[str, int], pids: dict[str, int]
-) -> tuple[Result, Result, Result | None]:
+async def measure_level(level: int, seconds: float, rounds: int, targets: dict[str, Target]) -> dict[str, Result]:
     """Interleave the targets round by round so load from elsewhere hits them alike."""
-    runs: dict[str, list[Result]] = {"direct": [], "ours": [], "lite": []}
-    chat, session = "/v1/chat/completions", "/sessions/bench-{i}/v1/chat/completions"
+    runs: dict[str, list[Result]] = {name: [] for name in targets}
     for _ in range(rounds):
-        runs["direct"].append(await measure(ports["up"], chat, level, seconds, pids["up"]))
-        runs["ours"].append(await measure(ports["gw"], session, level, seconds, pids["gw"]))
-        if "lite" in ports:
-            runs["lite"].append(await measure(ports["lite"], chat, level, seconds, pids["lite"]))
-    lite = median_result(runs["lite"]) if runs["lite"] else None
-    return median_result(runs["direct"]), median_result(runs["ours"]), lite
+        for name, target in targets.items():
+            runs[name].append(await measure(target, level, seconds))
+    return {name: median_result(results) for name, results in runs.items()}
 
 
 def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, int, str]:
@@ -193,7 +220,7 @@ def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, i
     )
     port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
-           "LITELLM_MASTER_KEY": BENCH_KEY}
+           "LITELLM_MASTER_KEY": LITE_KEY}
     proc = spawn([str(LITELLM_BIN), "--config", str(cfg), "--port", str(port), "--num_workers", "1"], env)
     if not wait_ready(port, "/health/liveliness", 180, proc):
         proc.kill()
@@ -202,47 +229,120 @@ def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, i
     return proc, port, ""
 
 
+async def _pg_admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(PG_ADMIN_DSN, timeout=3)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def create_database() -> tuple[str, str]:
+    """A fresh throwaway database: (SQLAlchemy URL, Postgres name or SQLite path)."""
+    name = "trajforge_bench_" + secrets.token_hex(4)
+    try:
+        await _pg_admin(f'CREATE DATABASE "{name}"')
+        return f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}", name
+    except (TimeoutError, OSError, ImportError):
+        path = str(Path(tempfile.mkdtemp()) / "bench.db")
+        return f"sqlite+aiosqlite:///{path}", path
+
+
+async def drop_database(url: str, name: str) -> None:
+    """Remove what ``create_database`` made."""
+    if url.startswith("postgresql"):
+        await _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        Path(name).unlink(missing_ok=True)
+
+
+async def migrate_and_key(url: str) -> str:
+    """Migrate the database and create the API key the load generator sends."""
+    from shared.auth import create_key
+    from shared.db.migrate import upgrade
+    from shared.db.session import create_engine_for, make_sessionmaker
+    from shared.settings import Settings
+
+    await asyncio.to_thread(upgrade, url)
+    settings = Settings(database_url=url)
+    engine = create_engine_for(settings)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            _, key = await create_key(session, "bench", salt=settings.key_salt)
+            await session.commit()
+    finally:
+        await engine.dispose()
+    return key
+
+
 def fmt(r: Result) -> str:
     """Compact cell."""
     return f"p50 {r.p50_ms:7.2f} p99 {r.p99_ms:7.2f} {r.rps:6.0f}/s cpu {r.cpu_ms:.3f} ms/req"
 
 
-def report(level: int, direct: Result, ours: Result, lite: Result | None) -> None:
-    """One line per concurrency: absolute numbers, added latency and ratios."""
+def _added(r: Result, direct: Result) -> str:
+    return f"added p50 {r.p50_ms - direct.p50_ms:+.2f} ms p99 {r.p99_ms - direct.p99_ms:+.2f} ms"
+
+
+def report(level: int, res: dict[str, Result]) -> None:
+    """One block per concurrency: absolute numbers, added latency and ratios."""
+    direct, ours, bare = res["direct"], res["ours"], res["router"]
     add50, add99 = ours.p50_ms - direct.p50_ms, ours.p99_ms - direct.p99_ms
-    line = (f"c={level:<4} direct[{fmt(direct)}]  gateway[{fmt(ours)}] added p50 {add50:+.2f} ms "
-            f"p99 {add99:+.2f} ms  rps gateway/direct {ours.rps / direct.rps:.2f}  errors {ours.errors}")
+    line = (f"c={level:<4} direct[{fmt(direct)}]\n       gateway[{fmt(ours)}] {_added(ours, direct)}  "
+            f"rps gateway/direct {ours.rps / direct.rps:.2f}  errors {ours.errors}\n"
+            f"       router only[{fmt(bare)}] {_added(bare, direct)}  errors {bare.errors}")
+    lite = res.get("lite")
     if lite is not None:
         l50, l99 = lite.p50_ms - direct.p50_ms, lite.p99_ms - direct.p99_ms
-        line += (f"\n       litellm[{fmt(lite)}] added p50 {l50:+.2f} ms p99 {l99:+.2f} ms errors {lite.errors}"
+        line += (f"\n       litellm[{fmt(lite)}] {_added(lite, direct)} errors {lite.errors}"
                  f"  | ours/litellm: added-p50 {add50 / l50 if l50 > 0 else float('nan'):.2f}x "
                  f"added-p99 {add99 / l99 if l99 > 0 else float('nan'):.2f}x rps {ours.rps / lite.rps:.2f}x "
                  f"cpu/req {ours.cpu_ms / lite.cpu_ms if lite.cpu_ms else float('nan'):.2f}x")
     print(line, flush=True)
 
 
-async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool) -> None:
-    """Start the servers, measure every level, stop the servers."""
-    up, gw = free_port(), free_port()
+def start_ours(up: int, db_url: str, log_path: Path) -> tuple[list[subprocess.Popen[bytes]], dict[str, int]]:
+    """The upstream, the real gateway stack (stderr, i.e. its JSON logs, to a file) and the bare router."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    upstream = f"http://127.0.0.1:{up}"
+    gw, bare = free_port(), free_port()
     procs = [spawn([sys.executable, __file__, "--serve-upstream", str(up)], env)]
-    procs.append(spawn([sys.executable, __file__, "--serve-gateway", str(gw), f"http://127.0.0.1:{up}"], env))
-    lite, lport, why = start_litellm(up) if with_litellm else (None, 0, "skipped by --no-litellm")
-    procs += [lite] if lite else []
-    ports = {"up": up, "gw": gw, **({"lite": lport} if lite else {})}
-    pids = {"up": procs[0].pid, "gw": procs[1].pid, **({"lite": lite.pid} if lite else {})}
+    with log_path.open("ab") as log:
+        procs.append(subprocess.Popen([sys.executable, __file__, "--serve-gateway", str(gw), upstream, db_url],
+                                      cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=log))
+    procs.append(spawn([sys.executable, __file__, "--serve-router", str(bare), upstream], env))
+    return procs, {"gw": gw, "router": bare}
+
+
+async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool) -> None:
+    """Make the database, start the servers, measure every level, stop and clean up."""
+    db_url, db_name = await create_database()
+    log_path = Path(tempfile.mkdtemp()) / "gateway-access.log"
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        assert wait_ready(up, "/v1/models") and wait_ready(gw, "/v1/models"), "servers did not start"
-        lite_state = "on" if lite else "off: " + why
+        key = await migrate_and_key(db_url)
+        up = free_port()
+        procs, ports = start_ours(up, db_url, log_path)
+        lite, lport, why = start_litellm(up) if with_litellm else (None, 0, "skipped by --no-litellm")
+        procs += [lite] if lite else []
+        assert all(wait_ready(p, "/healthz" if p == ports["gw"] else "/v1/models") for p in (up, *ports.values())), \
+            "servers did not start"
+        chat, session = "/v1/chat/completions", "/sessions/bench-{i}/v1/chat/completions"
+        targets = {"direct": Target(up, chat, procs[0].pid), "ours": Target(ports["gw"], session, procs[1].pid, key),
+                   "router": Target(ports["router"], session, procs[2].pid)}
+        if lite:
+            targets["lite"] = Target(lport, chat, lite.pid, LITE_KEY)
         print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rounds={rounds} seconds/round={seconds} "
-              f"litellm={lite_state}")
+              f"db={db_url.split(':', 1)[0]} litellm={'on' if lite else 'off: ' + why}")
         for level in levels:
-            direct, ours, other = await measure_level(level, seconds, rounds, ports, pids)
-            report(level, direct, ours, other)
+            report(level, await measure_level(level, seconds, rounds, targets))
     finally:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=20)
+        await drop_database(db_url, db_name)
 
 
 def main() -> None:
@@ -253,13 +353,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-litellm", action="store_true")
     parser.add_argument("--serve-upstream", type=int)
-    parser.add_argument("--serve-gateway", nargs=2)
+    parser.add_argument("--serve-gateway", nargs=3)
+    parser.add_argument("--serve-router", nargs=2)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     if args.serve_upstream:
         return serve_upstream(args.serve_upstream)
     if args.serve_gateway:
-        return serve_gateway(int(args.serve_gateway[0]), args.serve_gateway[1])
+        return serve_gateway(int(args.serve_gateway[0]), args.serve_gateway[1], args.serve_gateway[2])
+    if args.serve_router:
+        return serve_router(int(args.serve_router[0]), args.serve_router[1])
     levels = [int(x) for x in args.concurrency.split(",")]
     asyncio.run(run(levels, args.seconds, args.rounds, not args.no_litellm))
 

@@ -5,11 +5,14 @@ database keeps only its HMAC-SHA256 under ``TRAJFORGE_KEY_SALT`` and a short
 prefix for listing. Verified keys are cached briefly so the hot paths (the
 gateway above all) do not hit the database per request; revoking a key clears
 the cache of the process that revoked it, and other processes within
-``CACHE_TTL_S``.
+``CACHE_TTL_S``. When an entry expires under load, one lookup refreshes it and
+the concurrent requests with the same key wait for that one, rather than each
+querying (and updating ``last_used_at`` of) the same row at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
@@ -103,6 +106,7 @@ class KeyVerifier:
         self._maker = maker
         self._salt = salt
         self._cache: dict[str, tuple[float, ApiKeyInfo | None]] = {}
+        self._pending: dict[str, asyncio.Future[ApiKeyInfo | None]] = {}
         KeyVerifier._instances.append(self)
 
     @classmethod
@@ -119,11 +123,27 @@ class KeyVerifier:
         if hit is not None and time.monotonic() - hit[0] < CACHE_TTL_S:
             info = hit[1]
         else:
-            info = await self._lookup(digest)
-            self._cache[digest] = (time.monotonic(), info)
+            info = await self._shared_lookup(digest)
         if info is None:
             raise AuthenticationError("invalid or revoked API key")
         return info
+
+    async def _shared_lookup(self, digest: str) -> ApiKeyInfo | None:
+        """One database lookup per key at a time; concurrent callers await the same one."""
+        pending = self._pending.get(digest)
+        if pending is None:
+            pending = asyncio.ensure_future(self._refresh(digest))
+            self._pending[digest] = pending
+        # Shielded: a caller that goes away does not cancel the lookup the others wait on.
+        return await asyncio.shield(pending)
+
+    async def _refresh(self, digest: str) -> ApiKeyInfo | None:
+        try:
+            info = await self._lookup(digest)
+            self._cache[digest] = (time.monotonic(), info)
+            return info
+        finally:
+            self._pending.pop(digest, None)
 
     async def _lookup(self, digest: str) -> ApiKeyInfo | None:
         async with self._maker() as session:

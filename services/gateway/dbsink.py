@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.gateway.traces import TraceRecord
 from shared.db.models import GatewayTraceRow
-from shared.db.upsert import insert_ignore
+from shared.db.upsert import insert_ignore_many
 
 __all__ = ["DbTraceSink", "record_from_row", "row_from_record"]
 
@@ -152,7 +152,7 @@ class DbTraceSink:
         async with self.sessionmaker() as db:
             rows = [row_from_record(r) for r in batch]
             keyed = [r for r in rows if r["session_id"] is not None]
-            await insert_ignore(db, GatewayTraceRow, keyed, conflict_columns=_SLOT)
+            await insert_ignore_many(db, GatewayTraceRow, keyed, conflict_columns=_SLOT)
             db.add_all(GatewayTraceRow(**r) for r in rows if r["session_id"] is None)
             await db.flush()
             await self._reslot_missing(db, keyed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 
@@ -10,7 +11,7 @@ from fastapi.routing import APIRoute, APIWebSocketRoute
 from starlette.websockets import WebSocketDisconnect
 
 from services.app import all_specs
-from shared.auth import create_key, hash_key, parse_bearer, revoke_key
+from shared.auth import ApiKeyInfo, KeyVerifier, create_key, hash_key, parse_bearer, revoke_key
 from shared.errors import AuthenticationError
 
 #: Endpoints that are open on purpose: liveness, readiness and metrics (an env's health too).
@@ -118,3 +119,24 @@ def test_websocket_endpoints_refuse_connections_without_a_key(settings) -> None:
             with pytest.raises(WebSocketDisconnect), tc.websocket_connect(url) as ws:
                 ws.send_json({"type": "reset", "data": {}})
                 ws.receive_json()
+
+
+class _CountingVerifier(KeyVerifier):
+    """A verifier that counts its database lookups."""
+
+    lookups = 0
+
+    async def _lookup(self, digest: str) -> ApiKeyInfo | None:
+        self.lookups += 1
+        return await super()._lookup(digest)
+
+
+async def test_concurrent_requests_share_one_lookup_per_key(sessionmaker, settings, api_key) -> None:  # type: ignore[no-untyped-def]
+    verifier = _CountingVerifier(sessionmaker, salt=settings.key_salt)
+    infos = await asyncio.gather(*(verifier.verify(api_key) for _ in range(20)))
+    assert {info.name for info in infos} == {"test"} and verifier.lookups == 1
+    await verifier.verify(api_key)
+    assert verifier.lookups == 1
+    with pytest.raises(AuthenticationError):
+        await asyncio.gather(*(verifier.verify("tf_" + "x" * 30) for _ in range(5)))
+    assert verifier.lookups == 2
