@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 import uvicorn
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
 from services.envs.builtin import register_builtins
 from services.envs.openenv_server import OpenEnvServer
 from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
-from shared.errors import TrajforgeError
+from shared.web.errors import install_error_handlers
 
 
 def free_port() -> int:
@@ -29,14 +28,10 @@ def free_port() -> int:
 
 
 def make_app(server: OpenEnvServer) -> FastAPI:
-    """A bare app with the env router and a stand-in for the lead's error handler."""
+    """A bare app with the env router and the suite's error handlers (problem details)."""
     app = FastAPI()
     app.include_router(build_router(server))
-
-    @app.exception_handler(TrajforgeError)
-    async def _problem(_: Request, exc: TrajforgeError) -> JSONResponse:
-        return JSONResponse({"code": exc.code, "detail": exc.message}, status_code=exc.status_code)
-
+    install_error_handlers(app)
     return app
 
 
