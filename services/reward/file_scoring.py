@@ -9,7 +9,6 @@ back with ``reward: null``, ``reward_error`` (the full reason) and
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from services.reward.errors import RewardSpecError
+from services.reward.ground_truth import ground_truth_object
 from services.reward.service import ScoredTrajectory, score_trajectory
 from services.reward.spec import RewardSpec
 from shared.jsonl import JsonlRecord, iter_jsonl_path
@@ -59,20 +59,6 @@ def _failed(row: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
             "reward_error": reason}
 
 
-def _ground_truth(row: dict[str, Any], key: str) -> tuple[dict[str, Any] | None, str | None]:
-    value = row.get(key)
-    if value is None:
-        return None, f"row has no '{key}'"
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            return None, f"'{key}' is not valid JSON: {exc}"
-    if not isinstance(value, dict):
-        return None, f"'{key}' must be a JSON object, not {type(value).__name__}"
-    return value, None
-
-
 _KINDS = {"empty trajectory: no messages": "empty_trajectory", "rollout_error": "rollout_error"}
 
 
@@ -98,7 +84,7 @@ def score_record(record: JsonlRecord, spec: RewardSpec, *, ground_truth_key: str
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _failed(row, "invalid_trajectory", f"not a trajectory: {where}: {first.get('msg')}")
-    truth, reason = _ground_truth(row, ground_truth_key)
+    truth, reason = ground_truth_object(row.get(ground_truth_key), f"'{ground_truth_key}'")
     if truth is None:
         return _failed(row, "no_ground_truth" if reason and "has no" in reason else "bad_ground_truth", reason or "")
     try:

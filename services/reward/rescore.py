@@ -11,7 +11,6 @@ failure of that trajectory, never of the batch.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import uuid
 from typing import Any
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward import repository
+from services.reward.ground_truth import ground_truth_object
 from services.reward.schemas import (
     GroundTruthSource,
     RescoreProgress,
@@ -67,26 +67,15 @@ async def read_progress(session: AsyncSession, job_id: uuid.UUID, digest: str) -
                            done=counts.pending == 0)
 
 
-def _as_object(value: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            return None, f"ground truth in {where} is not valid JSON: {exc}"
-    if not isinstance(value, dict):
-        return None, f"ground truth in {where} must be a JSON object, not {type(value).__name__}"
-    return value, None
-
-
 def resolve_ground_truth(traj: Trajectory, source: GroundTruthSource) -> tuple[dict[str, Any] | None, str | None]:
     """(ground truth, None) from the trajectory's metadata, or (None, the reason there is none)."""
     meta = traj.metadata
     extra = meta.get("rollout_extra")
     solution = extra.get("solution") if isinstance(extra, dict) else None
     if source in ("auto", "meta") and meta.get("ground_truth") is not None:
-        return _as_object(meta["ground_truth"], "meta.ground_truth")
+        return ground_truth_object(meta["ground_truth"], "meta.ground_truth")
     if source in ("auto", "solution") and solution is not None:
-        return _as_object(solution, "meta.rollout_extra.solution")
+        return ground_truth_object(solution, "meta.rollout_extra.solution")
     return None, f"no ground truth (looked in {source})"
 
 
