@@ -160,10 +160,10 @@ def free_port() -> int:
 class LoopbackServer:
     """Serve an ASGI app with uvicorn on 127.0.0.1 in a background thread."""
 
-    def __init__(self, app: Any, port: int | None = None) -> None:
+    def __init__(self, app: Any, port: int | None = None, **uvicorn_kwargs: Any) -> None:
         self.port = port or free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_config=None,
-                                                    lifespan="on"))
+        options: dict[str, Any] = {"log_config": None, "lifespan": "on", **uvicorn_kwargs}
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, **options))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

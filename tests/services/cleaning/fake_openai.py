@@ -9,15 +9,13 @@ anything else gets the last user text back.
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
+
+from tests.conftest import LoopbackServer
 
 _WORD = re.compile(r"\S+\s*")
 
@@ -71,17 +69,5 @@ def make_app() -> FastAPI:
 @contextmanager
 def serve() -> Iterator[str]:
     """Run the fake server on a free loopback port; yields its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
+    with LoopbackServer(make_app()) as server:
+        yield server.url

@@ -23,7 +23,8 @@ from services.envs.errors import SessionCapacityReached
 from services.envs.openenv_client import OpenEnv
 from services.envs.openenv_server import OpenEnvServer
 from services.envs.registry import EnvRegistry
-from tests.services.envs.conftest import free_port, serve
+from tests.conftest import free_port
+from tests.services.envs.conftest import serve
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PEER_DIR = Path(__file__).parent / "peer"

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from services.inference.config import engine_config
@@ -19,6 +15,7 @@ from services.inference.loader import LoadedModel, load_model, resolve_source
 from services.inference.routes import control_router, router
 from services.inference.service import EngineHolder, get_engine_holder
 from shared.web.errors import install_error_handlers
+from tests.conftest import LoopbackServer
 
 
 @pytest.fixture(scope="session")
@@ -54,25 +51,11 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def server_url(app: FastAPI) -> Iterator[str]:
     """The app served by uvicorn on loopback (a real vLLM-subset server)."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with LoopbackServer(app) as server:
+        yield server.url
 
 
 def chat_body(**extra: Any) -> dict[str, Any]:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
+
+from tests.conftest import LoopbackServer
 
 upstream_app = FastAPI()
 
@@ -42,27 +40,8 @@ async def slow(body: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serve_upstream() -> Iterator[str]:
     """Run ``upstream_app`` on a free loopback port; yields its base URL."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(upstream_app, host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
+    with LoopbackServer(upstream_app) as server:
+        yield server.url
