@@ -8,10 +8,6 @@ rolled-back test transaction.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -34,9 +30,8 @@ from shared.db.session import create_engine_for, make_sessionmaker, session_scop
 from shared.queue import CeleryDispatcher, InProcessDispatcher, run_task
 from shared.settings import Settings
 from shared.web import create_app
-from tests.conftest import REDIS_URL, REPO_ROOT, shared_data_dir
-
-REDIS_TEST_URL = REDIS_URL.rsplit("/", 1)[0] + "/15"
+from tests.conftest import shared_data_dir
+from tests.workers import Workers
 
 
 def _body() -> bytes:
@@ -182,19 +177,12 @@ async def test_job_through_the_api_streams_kept_and_dropped(
 
 
 def test_celery_worker_runs_a_job(settings: Settings, tmp_path: Path) -> None:
-    queue = f"test-clean-{uuid.uuid4().hex[:8]}"
-    local = settings.model_copy(update={"redis_url": REDIS_TEST_URL, "queue_name": queue})
-    env = {**os.environ, "TRAJFORGE_DATABASE_URL": local.database_url, "TRAJFORGE_REDIS_URL": REDIS_TEST_URL,
-           "TRAJFORGE_QUEUE_NAME": queue, "TRAJFORGE_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
-    log = tmp_path / "worker.log"
-    worker = subprocess.Popen([sys.executable, "-m", "shared.cli", "worker", "--pool", "solo", "--concurrency", "1"],
-                              cwd=REPO_ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-                              start_new_session=True)
+    workers = Workers(settings, tmp_path, prefix="clean")
+    workers.start()
     try:
-        asyncio.run(_celery_job(local, log))
+        asyncio.run(_celery_job(workers.settings, workers.log))
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(20)
+        workers.stop_all()
 
 
 async def _celery_job(settings: Settings, log: Path) -> None:

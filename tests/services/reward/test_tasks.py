@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,10 +17,9 @@ from shared.db.models import RewardRow, RolloutJobRow, TaskExecutionRow, Traject
 from shared.db.session import create_engine_for, make_sessionmaker
 from shared.queue import configure_celery, run_task, task_key
 from shared.settings import Settings
-from tests.conftest import REDIS_URL, REPO_ROOT
 from tests.services.reward.conftest import WEATHER_TRUTH, store_rollout
+from tests.workers import Workers, wait_until
 
-REDIS_TEST_URL = REDIS_URL.rsplit("/", 1)[0] + "/15"
 GOOD = ({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Paris"})])
 SOLUTION = ({"rollout_extra": {"solution": WEATHER_TRUTH}}, [("get_weather", {"city": "Rome"})])
 NON_JSON = ({"ground_truth": "{not json"}, [("get_weather", {"city": "Paris"})])
@@ -75,15 +69,6 @@ async def test_same_batch_twice_records_each_score_once(session) -> None:
 
 # ---- a real Celery worker against Postgres and Redis --------------------------------------------------------
 
-def _wait(predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 async def _setup(settings: Settings) -> tuple[uuid.UUID, str]:
     engine = create_engine_for(settings)
     async with make_sessionmaker(engine)() as session:
@@ -113,34 +98,28 @@ def _succeeded(settings: Settings, keys: list[str]) -> bool:
 
 
 def test_rescore_on_celery_worker_records_each_score_once(settings: Settings, tmp_path: Path) -> None:
-    queue = f"test-reward-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "TRAJFORGE_DATABASE_URL": settings.database_url, "TRAJFORGE_REDIS_URL": REDIS_TEST_URL,
-           "TRAJFORGE_QUEUE_NAME": queue, "TRAJFORGE_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
-    local = settings.model_copy(update={"redis_url": REDIS_TEST_URL, "queue_name": queue})
+    workers = Workers(settings, tmp_path, prefix="reward")
+    local, queue = workers.settings, workers.queue
     job_id, digest = asyncio.run(_setup(local))
-    log = tmp_path / "worker.log"
-    worker = subprocess.Popen([sys.executable, "-m", "shared.cli", "worker", "--pool", "solo", "--concurrency", "1"],
-                              cwd=REPO_ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-                              start_new_session=True)
+    workers.start()
     try:
         celery = configure_celery(local)
         batches = [_kwargs(job_id, digest, b) for b in range(3)]
         for kwargs in [*batches, batches[0]]:  # batch 0 delivered twice
             celery.send_task(RESCORE_TASK, kwargs=kwargs, queue=queue)
         keys = [task_key(RESCORE_TASK, k) for k in batches]
-        _wait(lambda: _succeeded(local, keys), 60, "three batches to succeed")
+        wait_until(lambda: _succeeded(local, keys), 60, "three batches to succeed")
         rows_before = asyncio.run(_db(local, lambda s: _reward_rows(s, job_id, digest)))
         # Forget that batch 0 ran, so the worker really runs it again: its writes must not duplicate.
         asyncio.run(_db(local, lambda s: s.execute(delete(TaskExecutionRow).where(TaskExecutionRow.key == keys[0]))))
         celery.send_task(RESCORE_TASK, kwargs=batches[0], queue=queue)
-        _wait(lambda: _succeeded(local, keys[:1]), 60, "batch 0 to run again")
+        wait_until(lambda: _succeeded(local, keys[:1]), 60, "batch 0 to run again")
         execution = asyncio.run(_db(local, lambda s: s.get(TaskExecutionRow, keys[0])))
         rows_after = asyncio.run(_db(local, lambda s: _reward_rows(s, job_id, digest)))
         counts = asyncio.run(_db(local, lambda s: repository.rescore_counts(s, job_id, digest)))
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(20)
+        workers.stop_all()
         asyncio.run(_db(local, lambda s: s.execute(delete(RolloutJobRow).where(RolloutJobRow.id == job_id))))
-    assert execution.result["rows_inserted"] == 0 and execution.result["trajectories"] == 2, log.read_text()[-2000:]
+    assert execution.result["rows_inserted"] == 0 and execution.result["trajectories"] == 2, workers.tail()
     assert rows_before == rows_after == 3 + 5  # a tool_call row per scored trajectory, a total row for each
     assert (counts.scored, counts.failed, counts.pending) == (3, 2, 0)

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -38,51 +34,18 @@ from shared.queue import CeleryDispatcher, task_key
 from shared.queue.dispatch import flush_after_commit
 from shared.settings import Settings
 from shared.web import create_app
-from tests.conftest import REDIS_URL, REPO_ROOT
 from tests.services.rollout.test_service import REWARD, TRUTH
-
-REDIS_TEST_URL = REDIS_URL.rsplit("/", 1)[0] + "/15"
-
-
-class Workers:
-    """Starts and stops worker subprocesses for one queue."""
-
-    def __init__(self, settings: Settings, tmp: Path) -> None:
-        self.queue = f"test-rollout-{uuid.uuid4().hex[:8]}"
-        self.settings = settings.model_copy(update={"redis_url": REDIS_TEST_URL, "queue_name": self.queue,
-                                                    "queue_visibility_timeout_s": 3})
-        self.env = {**os.environ, "TRAJFORGE_DATABASE_URL": self.settings.database_url,
-                    "TRAJFORGE_REDIS_URL": REDIS_TEST_URL, "TRAJFORGE_QUEUE_NAME": self.queue,
-                    "TRAJFORGE_QUEUE_VISIBILITY_TIMEOUT_S": "3", "TRAJFORGE_ROLLOUT_POLL_S": "0.2",
-                    "TRAJFORGE_HOME": str(tmp), "PYTHONPATH": str(REPO_ROOT),
-                    # The converted model weights this machine already cached (a fresh home would convert again).
-                    "TRAJFORGE_MODEL_CACHE_DIR": str(engine_config().cache_dir)}
-        self.log = tmp / "worker.log"
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def start(self) -> subprocess.Popen[bytes]:
-        cmd = [sys.executable, "-m", "shared.cli", "worker", "--pool", "solo", "--concurrency", "1",
-               "--include", "tests.services.rollout.scripted"]
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=self.env, stdout=self.log.open("ab"),
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        self.procs.append(proc)
-        return proc
-
-    def kill(self, proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
-        if proc.poll() is None:
-            os.killpg(proc.pid, sig)
-            proc.wait(20)
-
-    def tail(self) -> str:
-        return self.log.read_text()[-3000:] if self.log.exists() else ""
+from tests.workers import REDIS_TEST_URL, Workers, wait_until
 
 
 @pytest.fixture
 def workers(settings: Settings, tmp_path: Path) -> Iterator[Workers]:
-    w = Workers(settings, tmp_path)
+    # The converted model weights this machine already cached (a fresh home would convert again).
+    w = Workers(settings, tmp_path, prefix="rollout", include=["tests.services.rollout.scripted"],
+                visibility_timeout_s=3, env={"TRAJFORGE_ROLLOUT_POLL_S": "0.2",
+                                             "TRAJFORGE_MODEL_CACHE_DIR": str(engine_config().cache_dir)})
     yield w
-    for proc in w.procs:
-        w.kill(proc, signal.SIGTERM if proc.poll() is None else signal.SIGKILL)
+    w.stop_all()
 
 
 async def _create(settings: Settings, body: RolloutJobCreate) -> uuid.UUID:
@@ -110,15 +73,6 @@ def _job(settings: Settings, job_id: uuid.UUID) -> Any:
     return asyncio.run(_query(settings, lambda s: service.read_job(s, job_id)))
 
 
-def _wait(predicate: Callable[[], bool], timeout_s: float, what: str, log: Callable[[], str]) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}\n{log()}")
-
-
 def _rows(settings: Settings, job_id: uuid.UUID) -> list[TrajectoryRow]:
     async def fetch(session: Any) -> list[TrajectoryRow]:
         stmt = select(TrajectoryRow).where(TrajectoryRow.job_id == job_id).order_by(
@@ -138,7 +92,7 @@ def test_local_model_group_of_four_is_token_exact_and_scored(workers: Workers, s
         "limits": {"max_turns": 2, "max_tokens_per_turn": 24, "max_total_tokens": 2048, "timeout_s": 120}})
     workers.start()
     job_id = asyncio.run(_create(workers.settings, body))
-    _wait(lambda: _job(workers.settings, job_id).status != "pending" and
+    wait_until(lambda: _job(workers.settings, job_id).status != "pending" and
           _job(workers.settings, job_id).status != "running", 240, "the job to finish", workers.tail)
     job = _job(workers.settings, job_id)
     assert job.status == "succeeded" and job.counts["trajectories"] == 4, workers.tail()
@@ -173,11 +127,11 @@ def test_killed_worker_mid_job_leaves_every_group_exactly_once(workers: Workers)
         "limits": {"max_turns": 3}})
     first = workers.start()
     job_id = asyncio.run(_create(workers.settings, body))
-    _wait(lambda: _job(workers.settings, job_id).done_groups >= 1, 60, "the first stored group", workers.tail)
+    wait_until(lambda: _job(workers.settings, job_id).done_groups >= 1, 60, "the first stored group", workers.tail)
     workers.kill(first)  # mid-shard: t0 stored, the slow t1 of the same shard still in flight
     assert _job(workers.settings, job_id).done_groups < 4
     workers.start()
-    _wait(lambda: _job(workers.settings, job_id).status == "succeeded", 90, "the job to succeed", workers.tail)
+    wait_until(lambda: _job(workers.settings, job_id).status == "succeeded", 90, "the job to succeed", workers.tail)
     job = _job(workers.settings, job_id)
     assert job.done_groups == 4 and job.counts["trajectories"] == 8 and job.counts["failed"] == 0
     rows = _rows(workers.settings, job_id)
@@ -230,11 +184,11 @@ def test_cancel_over_http_stops_the_running_shard_on_a_worker(workers: Workers, 
     workers.start()
     job_id = asyncio.run(_create(workers.settings, body))
     # Shard 0 runs: both groups' first policy calls (30 s each) are in flight; shard 1 waits in the queue.
-    _wait(lambda: _calls(record)["start"] >= 4, 60, "shard 0's policy calls", workers.tail)
+    wait_until(lambda: _calls(record)["start"] >= 4, 60, "shard 0's policy calls", workers.tail)
     started = time.monotonic()
     reply = asyncio.run(_cancel_over_http(workers.settings, job_id))
     assert reply.status_code == 200 and reply.json()["cancel_requested"] is True, reply.text
-    _wait(lambda: _job(workers.settings, job_id).status == "cancelled", 5, "the job to end cancelled", workers.tail)
+    wait_until(lambda: _job(workers.settings, job_id).status == "cancelled", 5, "the job to end cancelled", workers.tail)
     assert time.monotonic() - started < 5.0
     calls = _calls(record)
     assert calls == {"start": 4, "done": 0, "cancelled": 4}, calls  # every in-flight call was cancelled
@@ -246,7 +200,7 @@ def test_cancel_over_http_stops_the_running_shard_on_a_worker(workers: Workers, 
         return set(groups), [r.status if r else None for r in runs]
 
     # The queued shard 1 runs too, finds the job cancelled and stops at once: nothing is left running.
-    _wait(lambda: asyncio.run(_query(workers.settings, states))[1] == ["succeeded", "succeeded"], 10,
+    wait_until(lambda: asyncio.run(_query(workers.settings, states))[1] == ["succeeded", "succeeded"], 10,
           "both shard tasks to finish", workers.tail)
     assert asyncio.run(_query(workers.settings, states))[0] == {"cancelled"}
     job = _job(workers.settings, job_id)
