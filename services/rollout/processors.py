@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from services.rollout.errors import ProcessorLoadError
 from shared.errors import RateLimited
+from shared.schema import AgentTask
 
 __all__ = [
     "ROLLOUT_ERROR_PREFIX",
@@ -35,16 +36,9 @@ __all__ = [
 ROLLOUT_ERROR_PREFIX = "ROLLOUT_ERROR:"
 
 
-class RolloutInput(BaseModel):
+class RolloutInput(AgentTask):
     """One task handed to a processor (plus where to reach the policy, if through the gateway)."""
 
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    ground_truth: Any = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
     base_url: str | None = None
     model: str | None = None
     # The key to send to ``base_url``; kept out of reprs and dumps so it never lands in logs or rows.
