@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from services.cleaning import tasks as _tasks  # noqa: F401  (registers the queue tasks for in-process runs)
 from services.cleaning.routes import router
 from shared.settings import Settings
 from shared.web import ServiceSpec

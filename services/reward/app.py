@@ -6,7 +6,6 @@ import asyncio
 
 from fastapi import FastAPI
 
-import services.reward.tasks  # noqa: F401 - registers the reward queue tasks for the in-process dispatcher
 from services.reward.mathcheck import shutdown_pool
 from services.reward.routes import router
 from shared.settings import Settings

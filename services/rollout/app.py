@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-import services.rollout.tasks  # noqa: F401 - registers the rollout queue tasks for the in-process dispatcher
 from services.rollout.export_routes import export_router
 from services.rollout.routes import router
 from shared.settings import Settings

@@ -70,7 +70,7 @@ def worker(
     queues: str = typer.Option("", help="Comma-separated queues to consume (default: TRAJFORGE_QUEUE_NAME)."),
 ) -> None:
     """Run a Celery worker for every service's tasks (needs TRAJFORGE_REDIS_URL)."""
-    from shared.queue.app import configure_celery
+    from shared.queue.app import configure_celery, load_task_modules
 
     settings = get_settings()
     if not settings.redis_url:
@@ -78,8 +78,7 @@ def worker(
         raise typer.Exit(2)
     _check_migrated_or_exit()
     app = configure_celery(settings, extra_modules=tuple(include))
-    for module in app.conf.include:
-        __import__(module)
+    load_task_modules(tuple(include))
     app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}",
                      f"--queues={queues or settings.queue_name}",
                      "--loglevel=INFO", "--without-gossip", "--without-mingle"])
