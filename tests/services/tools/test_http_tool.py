@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from services.tools.http_tool import HttpTool, HttpToolSpec
 from services.tools.manager import ToolManager
-from tests.services.tools.upstream import free_port, serve_upstream
+from tests.conftest import free_port
+from tests.services.tools.upstream import serve_upstream
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
