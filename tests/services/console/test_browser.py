@@ -78,7 +78,7 @@ def test_jobs_page_lists_rollout_and_cleaning_jobs(page: Any, console: ConsoleSt
     playwright_api.expect(rollouts.first).to_be_visible()
     text = page.locator("#rollouts").inner_text()
     assert console.routing_job[:8] in text and console.long_job[:8] in text and "succeeded" in text
-    assert console.clean_job[:8] in page.locator("#cleans").inner_text()
+    playwright_api.expect(page.locator("#cleans")).to_contain_text(console.clean_job[:8])
     assert "console-glaive" in page.locator("#cleans").inner_text()
     assert page.locator("#reward-per-job svg rect.bar").count() >= 2, console.client.get("/v1/rollouts").text
     page.screenshot(path=str(screenshots / "jobs.png"), full_page=True)
@@ -238,11 +238,10 @@ def test_32k_token_trajectory_page_renders_in_under_a_second(page: Any, console:
     for _ in range(3):
         page.goto(console.url + f"/ui/trajectories/{console.long_trajectory}")
         page.wait_for_selector(f"body[data-traj-ready='{console.long_trajectory}']")
-        nav = page.evaluate("performance.getEntriesByType('navigation')[0].startTime")
         body = page.evaluate("({...document.body.dataset})")
-        painted = page.evaluate("performance.now()")
         timings.append({"tokens": n, "fetch_ms": float(body["trajFetchMs"]), "draw_ms": float(body["trajRenderMs"]),
-                        "page_ms": float(body["trajTotalMs"]), "since_navigation_ms": round(painted - nav, 1)})
+                        "route_ms": float(body["trajTotalMs"]),
+                        "since_navigation_ms": float(body["trajSinceNavigationMs"])})
     print("32k-token trajectory page timings (ms):", json.dumps(timings))
     assert page.locator(".tokview span.t").count() >= 1024
     best = min(t["since_navigation_ms"] for t in timings)
