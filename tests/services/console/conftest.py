@@ -132,7 +132,7 @@ def _seed(stack: ConsoleStack, upstream: ServerThread) -> None:
         time.sleep(0.1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def console(settings: Settings, smol_tokenizer: Any, local_holder: Any,  # noqa: F811
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleStack]:
     """The all-in-one server with seeded jobs, and an API key for it."""
@@ -160,7 +160,7 @@ def console(settings: Settings, smol_tokenizer: Any, local_holder: Any,  # noqa:
         upstream.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def screenshots() -> Path:
     """Where the browser tests save their screenshots."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
