@@ -188,11 +188,12 @@ def test_cleaning_job_drops_samples_and_evidence(page: Any, console: ConsoleStac
     assert bars.count() >= 2
     page.locator("#drops tbody tr", has_text="invalid_row").locator("a").click()
     playwright_api.expect(page.locator("#samples-title")).to_contain_text("invalid_row")
+    playwright_api.expect(page.locator("#sample-rows .sample").first).to_contain_text("invalid_row")
     evidence = page.locator("#sample-rows").inner_text()
     assert "drop_detail" in evidence and "no messages" in evidence
     page.locator("#drops tbody tr", has_text="duplicate").locator("a").click()
     playwright_api.expect(page.locator("#samples-title")).to_contain_text("duplicate")
-    assert page.locator("#sample-rows .sample").count() >= 1
+    playwright_api.expect(page.locator("#sample-rows .sample").first).to_contain_text("duplicate")
     assert page.locator("#drops-chart rect.bar.sel").count() == 1
     page.screenshot(path=str(screenshots / "cleaning-job.png"), full_page=True)
 

@@ -33,18 +33,21 @@ export async function cleanJobPage({ view, params: [jobId], signal }) {
       <td>${Object.entries(s.dropped).map(([r, n]) => `${esc(r)} ${n}`).join(", ")}</td><td class="num">${fmt(s.seconds, 3)}</td></tr>`).join("")}</tbody></table>`;
   const items = summary.items.map((d, i) => ({ label: `${d.step}: ${d.reason}`, value: d.count, key: String(i) }));
   let selected = null;
+  let latest = 0; // only the newest pick draws (an older answer arriving late is dropped)
   const drawChart = () => {
     view.querySelector("#drops-chart").innerHTML = bars(items, { empty: "nothing dropped", selected });
     view.querySelectorAll("#drops-chart rect.bar").forEach((r) => { r.onclick = () => pick(Number(r.dataset.key)); });
   };
   view.querySelector("#steps-chart").innerHTML = bars(job.stats.map((s) => ({ label: s.step, value: s.rows_out })));
   const pick = async (i, offset = 0) => {
+    const ticket = ++latest;
     selected = String(i);
     drawChart();
     const d = summary.items[i];
-    view.querySelector("#samples-title").textContent = `${d.step} · ${d.reason}`;
     const page = await get(`/v1/clean/jobs/${jobId}/rows`, { outcome: "dropped", step: d.step ?? undefined,
       reason: d.reason ?? undefined, offset, limit: 5 }, { signal });
+    if (ticket !== latest) return;
+    view.querySelector("#samples-title").textContent = `${d.step} · ${d.reason}`;
     view.querySelector("#sample-rows").innerHTML = page.items.map((r) => `<div class="card sample">
       <h3>row ${r.row_index} ${badge(r.outcome)} ${esc(r.step)} · ${esc(r.reason)}</h3>
       <div class="evidence">${Object.keys(r.evidence).length ? `<b>evidence</b><pre>${esc(JSON.stringify(r.evidence, null, 2))}</pre>`

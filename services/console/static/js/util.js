@@ -7,6 +7,7 @@ export function esc(value) {
 export function fmt(value, digits = 3) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";
   if (typeof value !== "number") return esc(value);
+  if (Object.is(value, -0)) value = 0;
   if (Number.isInteger(value)) return value.toLocaleString("en-US");
   return value.toFixed(digits);
 }
