@@ -156,6 +156,8 @@ class MemberSummary(BaseModel):
     advantage: float | None = None
     tools_called: list[str] = Field(default_factory=list)
     parse_statuses: dict[str, int] = Field(default_factory=dict)
+    #: The member's last assistant turn (text, else its tool calls), cut to 300 characters.
+    last_reply: str = ""
     error: str | None = None
 
 
@@ -450,6 +452,15 @@ def _called(messages: Sequence[Any]) -> list[str]:
     return names
 
 
+def _last_reply(messages: Sequence[Any]) -> str:
+    for m in reversed(messages):
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            calls = [f"{(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})"
+                     for c in m.get("tool_calls") or []]
+            return (_contents([{"content": m.get("content")}]) or ["; ".join(calls)])[0][:300]
+    return ""
+
+
 def _member(row: TrajectoryRow, components: dict[str, float | None]) -> MemberSummary:
     meta = row.meta or {}
     mask = row.loss_mask or []
@@ -462,7 +473,8 @@ def _member(row: TrajectoryRow, components: dict[str, float | None]) -> MemberSu
         sampled_tokens=int(sum(1 for m in mask if m)),
         reward=reward if reward is not None else _number(meta.get("reward")),
         components={k: v for k, v in components.items() if k != "total"}, advantage=_number(meta.get("advantage")),
-        tools_called=_called(row.messages or []), parse_statuses=dict(statuses), error=meta.get("error"))
+        tools_called=_called(row.messages or []), parse_statuses=dict(statuses),
+        last_reply=_last_reply(row.messages or []), error=meta.get("error"))
 
 
 async def read_group(session: AsyncSession, job_id: uuid.UUID, group_id: uuid.UUID) -> GroupDetail:

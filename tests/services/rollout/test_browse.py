@@ -71,6 +71,7 @@ async def test_job_list_stats_groups_and_members(client: httpx.AsyncClient) -> N
     assert member["tools_called"] == ["query_status", "respond"] and member["parse_statuses"] == {"ok": 2}
     assert set(member["components"]) == {"tool_call", "length"} and member["advantage"] is not None
     assert member["reward"] == pytest.approx(group["rewards"][0])
+    assert "respond" in member["last_reply"] and "A1 is shipped." in member["last_reply"]
     other = await _job(client)
     wrong = await client.get(f"/v1/rollouts/{other}/groups/{groups[0]['id']}")
     assert wrong.status_code == 404 and "no group" in wrong.text
@@ -137,3 +138,35 @@ async def test_browse_routes_need_a_key(make_client: Any) -> None:
     for path in ("/v1/rollouts", f"/v1/rollouts/{uuid.uuid4()}/stats", "/v1/trajectories",
                  f"/v1/trajectories/{uuid.uuid4()}", f"/v1/rollouts/{uuid.uuid4()}/groups"):
         assert (await anonymous.get(path)).status_code == 401, path
+
+
+async def test_browse_on_the_embedded_sqlite_default(settings: Any, tmp_path: Any) -> None:
+    import asyncio
+
+    from shared.auth import create_key
+    from shared.db.migrate import upgrade
+    from shared.db.session import create_engine_for, make_sessionmaker, session_scope
+    from shared.web import create_app
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'tf.db'}"
+    await asyncio.to_thread(upgrade, url)
+    local = settings.model_copy(update={"database_url": url})
+    engine = create_engine_for(local)
+    async with session_scope(make_sessionmaker(engine)) as session:
+        _, key = await create_key(session, "sqlite", salt=local.key_salt)
+    await engine.dispose()
+    app = create_app(SERVICE, settings=local)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test",
+            headers={"authorization": f"Bearer {key}"}) as client:
+        client.app = app  # type: ignore[attr-defined]
+        job_id = await _job(client)
+        stats = (await client.get(f"/v1/rollouts/{job_id}/stats")).json()
+        assert stats["trajectories"] == 6 and stats["failures"][0]["count"] == 2
+        assert (await client.get("/v1/rollouts")).json()["items"][0]["mean_reward"] is not None
+        assert len(await _pages(client, "/v1/trajectories", job_id=job_id, tool="respond")) == 4
+        assert len(await _pages(client, "/v1/trajectories", job_id=job_id, q="IS SHIPPED")) == 4
+        top = max(t["reward"] for t in await _pages(client, "/v1/trajectories", job_id=job_id))
+        assert await _pages(client, "/v1/trajectories", job_id=job_id, min_reward=top)
+        groups = (await client.get(f"/v1/rollouts/{job_id}/groups")).json()["items"]
+        assert (await client.get(f"/v1/rollouts/{job_id}/groups/{groups[0]['id']}")).json()["member_list"]

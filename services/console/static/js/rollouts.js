@@ -171,7 +171,7 @@ export async function groupPage({ view, params: [jobId, groupId], signal, naviga
       <label>min reward<input id="f-min" type="number" step="any" size="6"></label>
       <label>tool called<input id="f-tool" size="12"></label></form>
     <table class="nav" id="members"><thead><tr>${MEMBER_COLS.map(([k, l]) => `<th class="sortable${["reward", "advantage", "turns"].includes(k) || k.endsWith("tokens") ? " num" : ""}" data-k="${k}">${esc(l)}</th>`).join("")}
-      ${components.map((c) => `<th class="sortable num" data-k="c:${esc(c)}">${esc(c)}</th>`).join("")}<th>tools called</th><th>parse</th><th>trajectory</th></tr></thead><tbody></tbody></table>`;
+      ${components.map((c) => `<th class="sortable num" data-k="c:${esc(c)}">${esc(c)}</th>`).join("")}<th>tools called</th><th>parse</th><th>last reply</th><th>trajectory</th></tr></thead><tbody></tbody></table>`;
   const maxAdv = Math.max(1e-9, ...g.member_list.map((m) => Math.abs(m.advantage || 0)));
   let sortKey = "sample_index", dir = 1;
   const value = (m, k) => (k.startsWith("c:") ? m.components[k.slice(2)] : m[k]);
@@ -187,6 +187,7 @@ export async function groupPage({ view, params: [jobId, groupId], signal, naviga
       <td class="num">${fmt(m.prompt_tokens)}</td><td class="num">${fmt(m.response_tokens)}</td><td class="num">${fmt(m.sampled_tokens)}</td>
       ${components.map((c) => `<td class="num">${fmt(m.components[c])}</td>`).join("")}
       <td>${esc(m.tools_called.join(", "))}</td><td>${Object.entries(m.parse_statuses).map(([s, n]) => badge(`${s}×${n}`, s)).join(" ")}</td>
+      <td class="mono">${esc(m.last_reply)}</td>
       <td>${link(`/ui/trajectories/${m.id}`, "open " + short(m.id))}${m.error ? `<div class="error">${esc(m.error)}</div>` : ""}</td></tr>`).join("")
       || '<tr><td class="muted" colspan="20">no member matches</td></tr>';
     view.querySelectorAll("#members th.sortable").forEach((th) => {
