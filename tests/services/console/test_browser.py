@@ -245,6 +245,8 @@ def test_32k_token_trajectory_page_renders_in_under_a_second(page: Any, console:
                         "since_navigation_ms": float(body["trajSinceNavigationMs"])})
     print("32k-token trajectory page timings (ms):", json.dumps(timings))
     assert page.locator(".tokview span.t").count() >= 1024
+    page.click("#conversation button.show-all")  # the long reply was drawn in part; the rest on request
+    assert len(page.locator("#conversation pre.long-text").inner_text()) > 100_000
     best = min(t["since_navigation_ms"] for t in timings)
     assert best < 1000, timings
     page.screenshot(path=str(screenshots / "trajectory-32k.png"))

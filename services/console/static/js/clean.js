@@ -64,4 +64,18 @@ export async function cleanJobPage({ view, params: [jobId], signal }) {
   });
   drawChart();
   if (summary.items.length) await pick(0);
+  if (job.status !== "succeeded" && job.status !== "failed") {
+    // A running job: redraw the page when its counts move (polling stops when the page is left).
+    const timer = setInterval(async () => {
+      if (signal.aborted) { clearInterval(timer); return; }
+      try {
+        const now = await get(`/v1/clean/jobs/${jobId}`, {}, { signal });
+        if (now.done !== job.done || now.status !== job.status) {
+          clearInterval(timer);
+          await cleanJobPage({ view, params: [jobId], signal });
+        }
+      } catch (_) { /* next tick */ }
+    }, 2000);
+    signal.addEventListener("abort", () => clearInterval(timer));
+  }
 }

@@ -36,7 +36,7 @@ export async function jobsPage({ view, signal, navigate }) {
     }
     view.querySelector("#stops-all").innerHTML = bars(Object.entries(stops).map(([k, v]) => ({ label: k, value: v })));
     pager(view.querySelector("#rollouts-pager"), { offset, limit: PAGE, nextOffset: page.next_offset,
-      count: page.items.length, load: loadRollouts });
+      count: page.items.length, load: (o) => rollouts(o) });
   };
   const loadCleans = async (offset) => {
     const page = await get("/v1/clean/jobs", { offset, limit: PAGE }, { signal });
@@ -46,9 +46,20 @@ export async function jobsPage({ view, signal, navigate }) {
       <td class="num">${fmt(j.dropped)}</td><td class="num">${fmt(j.invalid)}</td><td>${when(j.created_at)}</td></tr>`).join("")
       || '<tr><td colspan="8" class="muted">no cleaning jobs yet</td></tr>';
     pager(view.querySelector("#cleans-pager"), { offset, limit: PAGE, nextOffset: page.next_offset,
-      count: page.items.length, load: loadCleans });
+      count: page.items.length, load: (o) => cleans(o) });
   };
-  await Promise.all([loadRollouts(0), loadCleans(0)]);
+  let rolloutOffset = 0, cleanOffset = 0;
+  const track = (load, set) => async (offset) => { set(offset); return load(offset); };
+  const rollouts = track(loadRollouts, (o) => { rolloutOffset = o; });
+  const cleans = track(loadCleans, (o) => { cleanOffset = o; });
+  await Promise.all([rollouts(0), cleans(0)]);
+  // While a job on screen is still running, the lists refresh every few seconds (stopped on leaving).
+  const timer = setInterval(async () => {
+    if (signal.aborted) { clearInterval(timer); return; }
+    if (!view.querySelector(".badge.running, .badge.pending")) return;
+    try { await Promise.all([loadRollouts(rolloutOffset), loadCleans(cleanOffset)]); } catch (_) { /* next tick */ }
+  }, 3000);
+  signal.addEventListener("abort", () => clearInterval(timer));
 }
 
 function stopItems(counts) {

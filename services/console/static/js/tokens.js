@@ -5,7 +5,7 @@
 import { esc, fmt } from "./util.js";
 
 const CHUNK = 1024;
-const EAGER_CHUNKS = 2;
+const EAGER_CHUNKS = 1;
 export const MODES = { mask: "loss mask", logprob: "logprob", teacher: "teacher logprob", advantage: "advantage" };
 
 function probColour(lp) {

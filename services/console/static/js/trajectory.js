@@ -24,6 +24,15 @@ function callsHtml(step, message) {
     <code>${esc(c.function.arguments)}</code></div>`).join("");
 }
 
+const LONG_TEXT = 20000;
+
+// Very long message text is drawn in part first (the rest on request), so the page paints fast.
+function textBlock(text) {
+  if (text.length <= LONG_TEXT) return `<pre>${esc(text)}</pre>`;
+  return `<pre class="long-text" data-rest="1">${esc(text.slice(0, LONG_TEXT))}</pre>
+    <button type="button" class="show-all">show all ${text.length.toLocaleString("en-US")} characters</button>`;
+}
+
 function conversation(t) {
   let turn = 0;
   return t.messages.map((m) => {
@@ -43,7 +52,7 @@ function conversation(t) {
     const reasoning = m.reasoning_content ? `<details><summary>reasoning</summary><pre>${esc(m.reasoning_content)}</pre></details>` : "";
     const calls = m.role === "assistant" ? callsHtml(step, m) : "";
     return `<div class="msg ${esc(m.role)}"><div class="head">${head.join("<span>·</span>")}</div>${reasoning}
-      ${text ? `<pre>${esc(text)}</pre>` : ""}${calls}</div>`;
+      ${text ? textBlock(text) : ""}${calls}</div>`;
   }).join("");
 }
 
@@ -118,6 +127,11 @@ export async function trajectoryPage({ view, params: [id], signal }) {
     <div class="split"><div><h2>Conversation</h2><div id="conversation">${conversation(t)}</div></div>
     <div><h2 id="tokens">Tokens</h2><div id="token-host">${t.tokens ? "" : '<p class="muted">This trajectory stored no token data (message mode).</p>'}</div></div></div>
     <details><summary>metadata</summary><pre>${esc(JSON.stringify(t.metadata, null, 2))}</pre></details>`;
+  const texts = t.messages.map(content);
+  view.querySelectorAll("#conversation .msg").forEach((el, i) => {
+    const more = el.querySelector("button.show-all");
+    if (more) more.onclick = () => { el.querySelector("pre.long-text").textContent = texts[i]; more.remove(); };
+  });
   if (t.tokens) {
     const note = backend === "local" ? "" : `token text from the local tokenizer; the policy was ${backend}`;
     mountTokens(view.querySelector("#token-host"), t.tokens, { advantage: t.advantage, signal, textNote: note });
