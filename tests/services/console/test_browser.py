@@ -15,18 +15,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import playwright.sync_api as playwright_api
 import pytest
 
 from tests.services.console.conftest import LONG_TOKENS, ConsoleStack, routing_job
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian's chromium is not installed")
 WAIT_MS = 20_000
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless (Playwright's own browser download is not used)."""
+    assert shutil.which(CHROMIUM), "Debian's chromium is missing: apt-get install chromium (make test does)"
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                               args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
