@@ -1,7 +1,7 @@
 // Plots drawn as inline SVG strings: bars (labelled categories), histograms, a line, percentiles.
 import { esc, fmt } from "./util.js";
 
-const W = 360, H = 170, PAD = { l: 40, r: 8, t: 8, b: 38 };
+const W = 360, H = 170, PAD = { l: 40, r: 8, t: 16, b: 38 };
 
 function frame(inner, w = W, h = H) {
   return `<svg viewBox="0 0 ${w} ${h}" width="100%" role="img">${inner}</svg>`;
@@ -22,6 +22,7 @@ export function bars(items, { empty = "no data", selected = null } = {}) {
   const span = (W - PAD.l - PAD.r) / items.length;
   const bw = Math.max(2, span * 0.75);
   const y0 = H - PAD.b, hh = y0 - PAD.t;
+  const fit = Math.max(3, Math.floor(span / 6.2)); // characters of a label that fit under its bar
   const body = items.map((it, i) => {
     const x = PAD.l + i * span + (span - bw) / 2;
     const bh = (it.value / max) * hh;
@@ -29,7 +30,7 @@ export function bars(items, { empty = "no data", selected = null } = {}) {
     const cls = it.key !== undefined && it.key === selected ? "bar sel" : "bar";
     return `<g><rect class="${cls}" data-key="${esc(it.key ?? label)}" x="${x.toFixed(1)}" y="${(y0 - bh).toFixed(1)}"
         width="${bw.toFixed(1)}" height="${Math.max(bh, 0.5).toFixed(1)}"><title>${esc(label)}: ${fmt(it.value)}</title></rect>
-      <text x="${(x + bw / 2).toFixed(1)}" y="${y0 + 12}" text-anchor="middle">${esc(label.length > 14 ? label.slice(0, 13) + "…" : label)}</text>
+      <text x="${(x + bw / 2).toFixed(1)}" y="${y0 + 12}" text-anchor="middle">${esc(label.length > fit ? label.slice(0, fit - 1) + "…" : label)}</text>
       <text x="${(x + bw / 2).toFixed(1)}" y="${(y0 - bh - 2).toFixed(1)}" text-anchor="middle">${fmt(it.value, 2)}</text></g>`;
   }).join("");
   return frame(yAxis(max) + body);
