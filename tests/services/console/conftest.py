@@ -43,6 +43,7 @@ class ConsoleStack:
     url: str
     key: str
     client: httpx.Client
+    settings: Settings
     routing_job: str = ""
     long_job: str = ""
     long_trajectory: str = ""
@@ -93,6 +94,31 @@ async def _new_key(settings: Settings) -> str:
     return key
 
 
+async def _distilled_copy(settings: Settings, trajectory_id: str) -> str:
+    """A copy of a stored trajectory with teacher logprobs in its metadata (as a distillation run stores them)."""
+    import uuid
+
+    from shared.db.models import TrajectoryRow
+    from shared.db.session import create_engine_for, make_sessionmaker
+
+    engine = create_engine_for(settings)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            row = await session.get(TrajectoryRow, uuid.UUID(trajectory_id))
+            assert row is not None and row.response_ids
+            teacher = [-0.01 * (i % 9) if m else None for i, m in enumerate(row.loss_mask or [])]
+            copy = TrajectoryRow(job_id=row.job_id, group_id=None, task_id=row.task_id, sample_index=99,
+                                 stop_reason=row.stop_reason, turns=row.turns, messages=row.messages,
+                                 tools=row.tools, prompt_ids=row.prompt_ids, response_ids=row.response_ids,
+                                 loss_mask=row.loss_mask, logprobs=row.logprobs, steps=row.steps,
+                                 meta={**row.meta, "teacher_logprobs": teacher})
+            session.add(copy)
+            await session.commit()
+            return str(copy.id)
+    finally:
+        await engine.dispose()
+
+
 def _clean_rows() -> bytes:
     lines = (shared_data_dir() / "glaive_toolcall_en_llamafactory.jsonl").read_bytes().splitlines()[:40]
     return b"\n".join(lines + lines[:8] + [b"{broken", b'{"id": "no-messages"}']) + b"\n"
@@ -126,6 +152,9 @@ def _seed(stack: ConsoleStack, upstream: ServerThread) -> None:
     for job in (stack.routing_job, stack.long_job):
         assert stack.wait_job(job)["status"] == "succeeded"
     stack.long_trajectory = c.get(f"/v1/rollouts/{stack.long_job}/trajectories").json()["items"][0]["id"]
+    first = c.get(f"/v1/rollouts/{stack.routing_job}/trajectories", params={"limit": 1}).json()["items"][0]["id"]
+    with ThreadPoolExecutor(1) as pool:
+        stack.extra["distilled"] = pool.submit(asyncio.run, _distilled_copy(stack.settings, first)).result()
     deadline = time.monotonic() + 60
     while c.get(f"/v1/clean/jobs/{stack.clean_job}").json()["status"] != "succeeded":
         assert time.monotonic() < deadline, "the cleaning job did not finish"
@@ -152,7 +181,7 @@ def console(settings: Settings, smol_tokenizer: Any, local_holder: Any,  # noqa:
     try:
         with LoopbackServer(create_all_in_one_app(test_settings)) as server, \
                 httpx.Client(base_url=server.url, headers={"authorization": f"Bearer {key}"}, timeout=60) as client:
-            stack = ConsoleStack(url=server.url, key=key, client=client)
+            stack = ConsoleStack(url=server.url, key=key, client=client, settings=test_settings)
             _seed(stack, upstream)
             yield stack
     finally:

@@ -133,6 +133,21 @@ def test_click_job_group_trajectory_token_view(page: Any, console: ConsoleStack,
     page.screenshot(path=str(screenshots / "trajectory.png"), full_page=True)
 
 
+def test_teacher_logprobs_colour_the_token_view_where_stored(page: Any, console: ConsoleStack) -> None:
+    page.goto(console.url + f"/ui/trajectories/{console.extra['distilled']}")
+    playwright_api.expect(page.locator("#token-host .tok-mode")).to_be_visible()
+    modes = page.locator("#token-host .tok-mode option").all_inner_texts()
+    assert "teacher logprob" in modes
+    page.select_option("#token-host .tok-mode", "teacher")
+    sampled = page.locator("#token-host .tokview span.t:not(.p)").nth(3)
+    sampled.hover()
+    playwright_api.expect(page.locator("#tip")).to_contain_text("teacher logprob")
+    assert "background" in (sampled.get_attribute("style") or "")
+    page.goto(console.url + f"/ui/trajectories/{console.long_trajectory}")
+    playwright_api.expect(page.locator("#token-host .tok-mode")).to_be_visible()
+    assert "teacher logprob" not in page.locator("#token-host .tok-mode").inner_text()  # none stored there
+
+
 def test_keyboard_navigation_from_jobs_to_tokens(page: Any, console: ConsoleStack) -> None:
     page.goto(console.url + "/ui/")
     playwright_api.expect(page.locator("#rollouts tbody tr").first).to_be_visible()
