@@ -184,7 +184,7 @@ def test_keyboard_navigation_from_jobs_to_tokens(page: Any, console: ConsoleStac
 
 
 def test_job_page_follows_a_running_job_live(page: Any, console: ConsoleStack) -> None:
-    body = routing_job("What is the status of item A1?", "Status of A1?", "A1?", delay_s=0.25, group_size=2)
+    body = routing_job("What is the status of item A1?", "Status of A1?", "A1?", delay_s=0.6, group_size=2)
     body["shard_size"] = 1
     job = console.client.post("/v1/rollouts", json=body).json()
     page.goto(console.url + f"/ui/rollouts/{job['id']}")
