@@ -7,6 +7,8 @@ need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v pg_isready >/dev/null 2>&1 || need_apt+=(postgresql postgresql-client)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# The console's browser tests drive Debian's Chromium through Playwright (its own download is not used).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 # The compose file is validated by the tests (no container engine needed for that).
 docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 || need_apt+=(docker-compose)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -9,7 +9,8 @@ from shared.web import ServiceSpec, create_app
 
 __all__ = ["SERVICE_NAMES", "all_specs", "create_all_in_one_app", "service_spec"]
 
-SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward")
+SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
+                                   "console")
 
 
 def service_spec(name: str) -> ServiceSpec:

@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     gateway_trace_queue_size: int = Field(10_000, ge=1)
     gateway_trace_batch_size: int = Field(256, ge=1)
     gateway_trace_write_attempts: int = Field(3, ge=1)
+    # Console served on its own: the API it reads (empty: the app it is mounted in serves the API),
+    # and path prefixes served elsewhere (``{"/v1/clean": "http://cleaning:8000/v1/clean"}``).
+    console_api_url: str = ""
+    console_routes: dict[str, str] = Field(default_factory=dict)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 

@@ -11,7 +11,7 @@ import yaml
 from tests.conftest import REPO_ROOT
 
 SERVICES = {"postgres", "redis", "migrate", "gateway", "inference", "cleaning", "tools", "envs", "rollout",
-            "reward", "worker"}
+            "reward", "worker", "console"}
 
 
 def _compose() -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from services.cleaning.browse_routes import browse_router
 from services.cleaning.routes import router
 from shared.settings import Settings
 from shared.web import ServiceSpec
@@ -13,7 +14,7 @@ __all__ = ["SERVICE", "create_app"]
 
 SERVICE = ServiceSpec(
     name="cleaning",
-    routers=[router],
+    routers=[router, browse_router],
     uses_redis=True,
     description="Trajectory cleaning: datasets, filters, pipelines and dataset jobs.",
 )

@@ -136,3 +136,5 @@ class DetokenizeRequest(BaseModel):
 
     model: str | None = None
     tokens: list[int]
+    #: Also return each id's own text (``token_texts``), e.g. for a per-token view.
+    return_token_texts: bool = False

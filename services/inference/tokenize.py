@@ -35,4 +35,7 @@ def detokenize(engine: Engine, req: DetokenizeRequest) -> dict[str, Any]:
     vocab = int(engine.model.config.vocab_size)
     if any(not 0 <= t < vocab for t in req.tokens):
         raise InvalidInput(f"Token ids must be in [0, {vocab}).", param="tokens")
-    return {"prompt": engine.decode(req.tokens, skip_special_tokens=False)}
+    body: dict[str, Any] = {"prompt": engine.decode(req.tokens, skip_special_tokens=False)}
+    if req.return_token_texts:
+        body["token_texts"] = [engine.decode([t], skip_special_tokens=False) for t in req.tokens]
+    return body

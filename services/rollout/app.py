@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from services.rollout.browse_routes import browse_router
 from services.rollout.export_routes import export_router
 from services.rollout.routes import router
 from shared.settings import Settings
@@ -14,7 +15,7 @@ __all__ = ["SERVICE", "create_app"]
 
 SERVICE = ServiceSpec(
     name="rollout",
-    routers=[router, export_router],
+    routers=[router, export_router, browse_router],
     uses_redis=True,
     description="Group rollouts against a policy with tools or an env: token-exact, scored, crash-safe.",
 )

@@ -15,7 +15,9 @@ from shared.auth import ApiKeyInfo, KeyVerifier, create_key, hash_key, parse_bea
 from shared.errors import AuthenticationError
 
 #: Endpoints that are open on purpose: liveness, readiness and metrics (an env's health too).
-OPEN_PATHS = {"/healthz", "/readyz", "/metrics", "/envs/{name}/health", "/envs/{name}/k/{key}/health"}
+OPEN_PATHS = {"/healthz", "/readyz", "/metrics", "/envs/{name}/health", "/envs/{name}/k/{key}/health",
+              # The console's static page and assets: the same files for everyone, no data in them.
+              "/ui", "/ui/{path:path}", "/ui/static/{path:path}", "/ui/config.json"}
 #: Capability URLs carry the key in the path (OpenEnv clients cannot send headers).
 CAPABILITY = re.compile(r"/k/\{key\}")
 
