@@ -117,8 +117,12 @@ async def live(settings: Settings) -> AsyncIterator[Live]:
 
 
 async def test_env_step_rewards_reach_per_step_advantages_in_a_real_job(live: Live) -> None:
-    """A job over the tool-routing env (SCRIPTED policy): each turn's env reward is stored per step."""
-    job_id = await live.create(job_body("What is the status of item A1?", advantage_estimator="grpo_per_step"))
+    """A job over the tool-routing env (SCRIPTED policy): each turn's env reward is stored per step.
+
+    No reward spec: the env's rewards alone drive the advantages (and no score rows outlive the test).
+    """
+    job_id = await live.create(job_body("What is the status of item A1?", advantage_estimator="grpo_per_step",
+                                        reward=None))
     await live.dispatcher.drain()
     async with live.maker() as session:
         job = await rollout_service.read_job(session, job_id)
