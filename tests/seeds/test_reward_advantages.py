@@ -92,6 +92,10 @@ async def test_rollout_shard_scoring_and_rest_give_the_same_numbers(client: http
     resp = await client.post("/v1/advantages", json={"estimator": "grpo_per_step", "groups": [{"step_rewards": want}]})
     body = resp.json()["groups"][0]
     assert per_step == [body["advantages"], body["masks"]]
+    resp = await client.post("/v1/advantages", json={"estimator": "grpo_per_step", "groups": [{"rewards": rewards}]})
+    body = resp.json()["groups"][0]
+    assert len(body["advantages"]) == len(rewards) and body["masks"] == [[1], [0], [1], [1]]
+    assert body["error"] == "1 missing or non-finite step rewards masked"
 
 
 def test_export_spreads_each_turns_advantage_on_its_sampled_tokens() -> None:
