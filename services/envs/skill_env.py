@@ -1,4 +1,13 @@
-"""A skill env defined by YAML: allowed tools, a round budget and an audited answer format."""
+"""A skill env defined by YAML: allowed tools, a round budget, an audited and scored answer.
+
+The skill's ``reward_weights`` combine real scorers (``shared.skills.scoring``):
+``tool_accuracy`` over every tool call of the episode, ``answer_f1`` of the
+submitted fields against the task's ground truth, ``reasoning_quality`` (a
+rubric over the reasoning the agent wrote: ``observe_reasoning`` text and the
+optional ``reasoning`` field of ``submit_answer``), ``format`` and ``audit``.
+A scorer that cannot run (``answer_f1`` without a ground truth) adds nothing
+and is listed in ``info["unscored"]``.
+"""
 
 from __future__ import annotations
 
@@ -6,49 +15,40 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-from pydantic import BaseModel, Field
-
 from services.envs.base import Env
 from services.envs.skill_audit import audit_answer, compile_rules
-from shared.errors import InvalidInput
 from shared.schema import StepResult
+from shared.skills import (
+    AnswerFormat,
+    CallRecord,
+    SkillSpec,
+    answer_fields_from_text,
+    answer_truth,
+    combine,
+    field_f1,
+    load_skill_file,
+    parse_skill,
+    reasoning_rubric,
+    tool_accuracy,
+)
 
-__all__ = ["AnswerFormat", "SkillEnv", "SkillSpec", "load_skill"]
+__all__ = ["SUBMIT_TOOL", "AnswerFormat", "SkillEnv", "SkillSpec", "load_skill"]
 
 SKILLS_DIR = Path(__file__).parent / "skills"
 SUBMIT_TOOL = "submit_answer"
 ToolHandler = Callable[[dict[str, Any]], str]
 
 
-class AnswerFormat(BaseModel):
-    """Fields the final answer must carry."""
-
-    required_fields: list[str] = Field(default_factory=list)
-
-
-class SkillSpec(BaseModel):
-    """A skill as written in YAML."""
-
-    skill_name: str
-    description: str = ""
-    available_tools: list[str] = Field(default_factory=list)
-    max_rounds: int = Field(8, ge=1)
-    answer_format: AnswerFormat = Field(default_factory=AnswerFormat)
-    audit_rules: dict[str, str] = Field(default_factory=dict)
-    reward_weights: dict[str, float] = Field(default_factory=lambda: {"format": 0.5, "audit": 0.5})
-
-
-def load_skill(source: str | Path) -> SkillSpec:
-    """Load a skill from a YAML path, or by name from the bundled skills folder."""
+def load_skill(source: str | Path | dict[str, Any] | SkillSpec) -> SkillSpec:
+    """A skill from a spec, a mapping, a YAML path, or a bundled skill's name."""
+    if isinstance(source, SkillSpec):
+        return source
+    if isinstance(source, dict):
+        return parse_skill(source)
     path = Path(source)
     if not path.suffix:
         path = SKILLS_DIR / f"{source}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InvalidInput(f"Cannot read skill {str(source)!r}: {exc}") from exc
-    return SkillSpec.model_validate(data)
+    return load_skill_file(path)
 
 
 _ORDERS = {"AB-1234": "shipped", "CD-5678": "pending"}
@@ -70,27 +70,41 @@ DEFAULT_PARAMETERS: dict[str, dict[str, Any]] = {
 }
 
 
+def _truth_of(trajectory: Any) -> dict[str, Any] | None:
+    if not isinstance(trajectory, dict):
+        return None
+    truth = trajectory.get("ground_truth")
+    return truth if isinstance(truth, dict) else None
+
+
 class SkillEnv(Env):
-    """Runs one skill: only its tools, at most ``max_rounds`` steps, the answer audited at submit."""
+    """Runs one skill: only its tools, at most ``max_rounds`` steps, the answer scored at submit."""
 
     inline_safe: ClassVar[bool] = True
-    description: ClassVar[str] = "Skill env defined by YAML with an audited final answer."
+    description: ClassVar[str] = "Skill env defined by YAML with an audited, scored final answer."
 
     def __init__(
         self,
         *,
-        skill: str | Path | SkillSpec = "order_status",
+        skill: str | Path | dict[str, Any] | SkillSpec = "order_status",
         handlers: dict[str, ToolHandler] | None = None,
+        tool_schemas: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        self.spec = skill if isinstance(skill, SkillSpec) else load_skill(skill)
+        self.spec = load_skill(skill)
         self.handlers = {**DEFAULT_HANDLERS, **(handlers or {})}
+        self.schemas = {**DEFAULT_PARAMETERS, **(tool_schemas or {})}
         self.rules = compile_rules(self.spec.audit_rules)
         self.rounds = 0
+        self.truth: dict[str, Any] | None = None
+        self.calls: list[CallRecord] = []
+        self.observations: list[str] = []
+        self.reasoning: list[str] = []
 
     def system_prompt(self) -> str:
         """The system prompt built from the skill."""
         s = self.spec
-        rules = "; ".join(f"{k} must match {v}" for k, v in s.audit_rules.items()) or "none"
+        rules = "; ".join(f"{r.field} must {'not match' if r.forbid else 'match'} {r.pattern}"
+                          for r in self.rules) or "none"
         return (
             f"Skill: {s.skill_name}. {s.description}\nTools: {', '.join(s.available_tools) or 'none'}. "
             f"You have at most {s.max_rounds} rounds.\nFinish by calling {SUBMIT_TOOL} with the fields "
@@ -98,15 +112,22 @@ class SkillEnv(Env):
         )
 
     def reset(self, trajectory: Any = None, *, seed: int | None = None) -> StepResult:
-        """Start over; the observation is the skill's system prompt."""
+        """Start over (a ``ground_truth`` mapping in ``trajectory`` is kept for scoring)."""
         self.rounds = 0
+        self.truth = _truth_of(trajectory)
+        self.calls, self.observations, self.reasoning = [], [], []
         prompt = self.system_prompt()
         return StepResult(
             observation=prompt, info={"messages": [{"role": "system", "content": prompt}]}
         )
 
+    def observe_reasoning(self, text: str) -> None:
+        """Record reasoning the agent wrote this round (scored by ``reasoning_quality``)."""
+        if text.strip():
+            self.reasoning.append(text.strip())
+
     def step(self, tool_name: str, arguments: dict[str, Any]) -> StepResult:
-        """Run an allowed tool, or audit the submitted answer; the round budget ends the episode."""
+        """Run an allowed tool, or score the submitted answer; the round budget ends the episode."""
         self.rounds += 1
         if tool_name == SUBMIT_TOOL:
             return self._submit(arguments)
@@ -115,38 +136,64 @@ class SkillEnv(Env):
                 observation="Error: round budget spent.", done=True, info={"truncated": True}
             )
         if tool_name not in self.spec.available_tools or tool_name not in self.handlers:
+            self.calls.append(CallRecord(name=tool_name, arguments=arguments, ok=False))
             allowed = ", ".join(self.spec.available_tools + [SUBMIT_TOOL])
             return StepResult(
                 observation=f"Error: tool {tool_name!r} is not allowed. Allowed: {allowed}"
             )
-        return StepResult(observation=self.handlers[tool_name](arguments))
+        text = self.handlers[tool_name](arguments)
+        self.calls.append(CallRecord(name=tool_name, arguments=arguments, ok=not text.startswith("Error")))
+        self.observations.append(text)
+        return StepResult(observation=text)
 
-    def _submit(self, answer: dict[str, Any]) -> StepResult:
-        report = audit_answer(
-            answer, required_fields=self.spec.answer_format.required_fields, rules=self.rules
-        )
-        w = self.spec.reward_weights
-        reward = (
-            w.get("format", 0.0) * report.format_score + w.get("audit", 0.0) * report.audit_score
-        )
-        return StepResult(
-            observation="answer received",
-            reward=reward,
-            done=True,
-            info={"audit": report.model_dump()},
-        )
+    def _answer(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        fields = self.spec.answer_format.required_fields
+        content = arguments.get("content")
+        if set(arguments) == {"content"} and isinstance(content, str) and "content" not in fields:
+            # A plain text reply: the answer is the JSON object in it, the rest is reasoning.
+            parsed = answer_fields_from_text(content)
+            self.observe_reasoning(content[: content.find("{")] if "{" in content else content)
+            return parsed
+        answer = dict(arguments)
+        if "reasoning" not in fields and isinstance(answer.get("reasoning"), str):
+            self.observe_reasoning(str(answer.pop("reasoning")))
+        return answer
+
+    def _scores(self, answer: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, Any]]:
+        report = audit_answer(answer, required_fields=self.spec.answer_format.required_fields, rules=self.rules)
+        expected = (self.truth or {}).get("tool_calls")
+        tools = tool_accuracy(self.calls, available_tools=self.spec.available_tools, schemas=self.schemas,
+                              expected=expected if isinstance(expected, list) else None)
+        rubric = reasoning_rubric("\n".join(self.reasoning), answer=answer, observations=self.observations)
+        f1: float | None = None
+        details: dict[str, Any] = {"audit": report.model_dump(), "tool_accuracy": tools.model_dump(),
+                                   "reasoning_quality": rubric.model_dump()}
+        if self.truth is not None:
+            try:
+                result = field_f1(answer, answer_truth(self.truth, self.spec.answer_format.required_fields),
+                                  fields=self.spec.answer_format.required_fields or None)
+                f1, details["answer_f1"] = result.f1, result.model_dump()
+            except ValueError as exc:
+                details["answer_f1_error"] = str(exc)
+        scores = {"format": report.format_score, "audit": report.audit_score, "tool_accuracy": tools.score,
+                  "answer_f1": f1, "reasoning_quality": rubric.score}
+        return scores, details
+
+    def _submit(self, arguments: dict[str, Any]) -> StepResult:
+        answer = self._answer(arguments)
+        scores, details = self._scores(answer)
+        reward, unscored = combine(self.spec.reward_weights, scores)
+        info = {**details, "scores": scores, "unscored": unscored, "answer": answer}
+        return StepResult(observation="answer received", reward=reward, done=True, info=info)
 
     def tools(self) -> list[dict[str, Any]]:
         """Schemas of the allowed tools plus ``submit_answer`` with the required fields."""
         fields = self.spec.answer_format.required_fields
-        submit = {
-            "type": "object",
-            "properties": {f: {"type": "string"} for f in fields},
-            "required": fields,
-        }
-        out = [
-            _tool_schema(name, DEFAULT_PARAMETERS.get(name)) for name in self.spec.available_tools
-        ]
+        props: dict[str, Any] = {f: {"type": "string"} for f in fields}
+        if "reasoning" not in props:
+            props["reasoning"] = {"type": "string", "description": "How the answer was reached."}
+        submit = {"type": "object", "properties": props, "required": fields}
+        out = [_tool_schema(name, self.schemas.get(name)) for name in self.spec.available_tools]
         out.append(
             {
                 "type": "function",

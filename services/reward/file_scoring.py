@@ -23,8 +23,10 @@ from services.reward.errors import RewardSpecError
 from services.reward.ground_truth import ground_truth_object
 from services.reward.service import ScoredTrajectory, score_trajectory
 from services.reward.spec import RewardSpec
+from shared.errors import InvalidInput
 from shared.jsonl import JsonlRecord, iter_jsonl_path
 from shared.schema import Trajectory
+from shared.skills import parse_skill, validation_message
 
 __all__ = ["FileSummary", "load_spec_file", "score_record", "score_records"]
 
@@ -40,9 +42,16 @@ def load_spec_file(path: Path) -> RewardSpec:
     try:
         if "components" in data:
             spec = RewardSpec.model_validate({k: v for k, v in data.items() if k in ("components", "normalise")})
+        elif "skill_name" in data:
+            spec = RewardSpec.from_skill(parse_skill(data, source=path.name))
         else:
             spec = RewardSpec.from_skill_weights(data["reward_weights"], **(data.get("reward_params") or {}))
-    except (ValidationError, AttributeError, TypeError, ValueError) as exc:
+    except ValidationError as exc:
+        message, field = validation_message(exc)
+        raise RewardSpecError(f"{path.name} is not a valid reward spec: {message}", param=field) from None
+    except InvalidInput as exc:
+        raise RewardSpecError(f"{path.name} is not a valid reward spec: {exc}", param=exc.param) from None
+    except (AttributeError, TypeError, ValueError) as exc:
         raise RewardSpecError(f"{path.name} is not a valid reward spec: {exc}") from exc
     spec.validate_names()
     return spec

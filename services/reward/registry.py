@@ -6,12 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from services.reward.errors import UnknownComponent
+from services.reward.errors import RewardSpecError, UnknownComponent
 from shared.schema import Trajectory
 
-__all__ = ["Component", "ComponentFn", "ComponentResult", "get_component", "list_components", "reward_component"]
+__all__ = ["Component", "ComponentFn", "ComponentResult", "ParamsModel", "get_component", "list_components",
+           "reward_component"]
 
 
 class ComponentResult(BaseModel):
@@ -25,6 +26,12 @@ class ComponentResult(BaseModel):
 ComponentFn = Callable[..., ComponentResult]
 
 
+class ParamsModel(BaseModel):
+    """Base of a component's params: an unknown param is an error, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 @dataclass(frozen=True)
 class Component:
     """A registered component: name, version and the pure scoring function."""
@@ -32,6 +39,21 @@ class Component:
     name: str
     version: str
     fn: ComponentFn
+    params: type[ParamsModel] = ParamsModel
+
+    def check_params(self, params: dict[str, Any], *, where: str = "params") -> None:
+        """Raise ``RewardSpecError`` naming the first unknown or ill-typed param."""
+        try:
+            self.params.model_validate(params)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            known = ", ".join(self.params.model_fields) or "none"
+            if err["type"] == "extra_forbidden":
+                message = f"unknown param {loc!r} for reward component {self.name!r} (known params: {known})"
+            else:
+                message = f"param {loc!r} of reward component {self.name!r}: {err['msg']}"
+            raise RewardSpecError(message, param=f"{where}.{loc}") from None
 
     def __call__(self, traj: Trajectory, ground_truth: dict[str, Any], **params: Any) -> ComponentResult:
         """Score one trajectory against its ground truth."""
@@ -41,12 +63,13 @@ class Component:
 _REGISTRY: dict[str, Component] = {}
 
 
-def reward_component(*, name: str, version: str) -> Callable[[ComponentFn], ComponentFn]:
-    """Register ``fn(traj, ground_truth, **params) -> ComponentResult`` under a name and version."""
+def reward_component(*, name: str, version: str,
+                     params: type[ParamsModel] = ParamsModel) -> Callable[[ComponentFn], ComponentFn]:
+    """Register ``fn(traj, ground_truth, **params) -> ComponentResult`` with the params it accepts."""
 
     def wrap(fn: ComponentFn) -> ComponentFn:
         """Record the function in the registry and return it unchanged."""
-        _REGISTRY[name] = Component(name=name, version=version, fn=fn)
+        _REGISTRY[name] = Component(name=name, version=version, fn=fn, params=params)
         return fn
 
     return wrap

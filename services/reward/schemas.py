@@ -49,7 +49,7 @@ class AdvantageGroup(BaseModel):
     """One group: a final reward per member, or per-step rewards per member (ragged allowed)."""
 
     rewards: list[float | None] | None = None
-    step_rewards: list[list[float]] | None = None
+    step_rewards: list[list[float | None]] | None = None
 
 
 class AdvantagesRequest(BaseModel):

@@ -7,15 +7,23 @@ import math
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from services.reward.errors import RewardSpecError, UnknownComponent
 from services.reward.registry import get_component
 from shared.schema import RewardRecord, Trajectory
+from shared.skills import SKILL_WEIGHT_KEYS, SkillSpec
 
 __all__ = ["SKILL_WEIGHT_NAMES", "ComponentSpec", "RewardSpec", "run_spec", "spec_hash"]
 
-# Skill YAML ``reward_weights`` keys and the components they name.
-SKILL_WEIGHT_NAMES = {"tool_accuracy": "tool_call", "answer_f1": "answer", "reasoning_quality": "reasoning_quality"}
+#: Skill YAML ``reward_weights`` keys → (component, params that pick the measure).
+SKILL_WEIGHT_NAMES: dict[str, tuple[str, dict[str, Any]]] = {
+    "tool_accuracy": ("tool_accuracy", {}),
+    "answer_f1": ("answer_f1", {}),
+    "reasoning_quality": ("reasoning_quality", {}),
+    "format": ("audit", {"measure": "format"}),
+    "audit": ("audit", {"measure": "rules"}),
+}
 
 
 class ComponentSpec(BaseModel):
@@ -32,6 +40,19 @@ class ComponentSpec(BaseModel):
             raise ValueError("weight must be a finite number")
         return value
 
+    @model_validator(mode="after")
+    def _known_params(self) -> ComponentSpec:
+        # An unknown component name is reported when the spec is used (UnknownComponent, with the list).
+        try:
+            component = get_component(self.name)
+        except UnknownComponent:
+            return self
+        try:
+            component.check_params(self.params)
+        except RewardSpecError as exc:
+            raise ValueError(exc.message) from None
+        return self
+
 
 class RewardSpec(BaseModel):
     """A weighted list of components; the score is Σ weight·score over non-zero weights."""
@@ -41,10 +62,29 @@ class RewardSpec(BaseModel):
 
     @classmethod
     def from_skill_weights(cls, weights: dict[str, float], **params: dict[str, Any]) -> RewardSpec:
-        """A spec from a skill YAML's ``reward_weights`` (tool_accuracy, answer_f1, reasoning_quality)."""
-        comps = [ComponentSpec(name=SKILL_WEIGHT_NAMES.get(k, k), weight=float(w),
-                               params=params.get(SKILL_WEIGHT_NAMES.get(k, k), {})) for k, w in weights.items()]
+        """A spec from a skill's ``reward_weights``; ``params`` are extra params per component name."""
+        unknown = sorted(set(weights) - set(SKILL_WEIGHT_KEYS))
+        if unknown:
+            raise RewardSpecError(f"unknown reward weight {unknown[0]!r}; known: {', '.join(SKILL_WEIGHT_KEYS)}",
+                                  param=f"reward_weights.{unknown[0]}")
+        comps = []
+        for key, weight in weights.items():
+            name, preset = SKILL_WEIGHT_NAMES[key]
+            comps.append(ComponentSpec(name=name, weight=float(weight), params={**preset, **params.get(name, {})}))
         return cls(components=comps)
+
+    @classmethod
+    def from_skill(cls, skill: SkillSpec) -> RewardSpec:
+        """The reward spec a skill YAML describes: its weights, with its tools, answer format and rules."""
+        fields = list(skill.answer_format.required_fields)
+        rules = [r.model_dump() for r in skill.audit_rules]
+        tools = {"available_tools": list(skill.available_tools)} if skill.available_tools else {}
+        return cls.from_skill_weights(
+            skill.reward_weights,
+            tool_accuracy=tools,
+            answer_f1={"required_fields": fields},
+            audit={"answer_format": {"required_fields": fields}, "audit_rules": rules},
+        )
 
     def validate_names(self) -> None:
         """Raise UnknownComponent for any name that is not registered."""

@@ -149,6 +149,7 @@ class EnvExecutor:
         if tool is None:
             return ToolResult(ok=False, error_type="unknown_tool",
                               content=f"Error: unknown tool {fn.get('name')!r}; available: {', '.join(self.tools)}")
+        before = tool.episode_reward
         try:
             args = _arguments(fn.get("arguments"))
             text = tool(tool.tool_name, args) if self.env.inline_safe else await asyncio.to_thread(
@@ -157,7 +158,7 @@ class EnvExecutor:
             return ToolResult(ok=False, error_type="tool_exception", content=f"Error: {type(exc).__name__}: {exc}")
         finally:
             self._record()
-        return ToolResult(content=text)
+        return ToolResult(content=text, reward=tool.episode_reward - before)
 
     @property
     def episode_done(self) -> bool:

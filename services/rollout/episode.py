@@ -182,6 +182,9 @@ class Episode:
         messages = [tool_message(c, r) for c, r in zip(calls, results, strict=True)]
         self.transcript.add_observations(messages, out)
         step.observations = [r.content for r in results]
+        env_rewards = [r.reward for r in results if r.reward is not None]
+        if env_rewards:  # per-step rewards from the env feed per-step GRPO (services.rollout.scoring)
+            step.reward = float(sum(env_rewards))
         step.tool_statuses = [{"ok": r.ok, "error_type": r.error_type} for r in results]  # type: ignore[attr-defined]
 
     def _record_step(self, out: PolicyOutput, calls: list[ParsedCall], started: float) -> StepRecord:

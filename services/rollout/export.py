@@ -24,7 +24,9 @@ logprobs       list<float32> (nullable)  verl ``old_log_probs``; TRL ``old_per_t
 reward         float64 (nullable)        verl ``token_level_scores`` summed; TRL ``rewards``
 advantage      float64 (nullable)        the trajectory's scalar advantage
 advantages     list<float32>             verl / TRL ``advantages``: the scalar broadcast on
-                                         sampled tokens, 0 elsewhere
+                                         sampled tokens, 0 elsewhere; with per-step GRPO each
+                                         turn's advantage on that turn's sampled tokens (0
+                                         where the step is masked)
 stop_reason    string                    stop | length | max_turns | ... (DESIGN.md §2)
 turns          int32                     policy turns taken
 messages       string (JSON)             the OpenAI-format conversation
@@ -91,6 +93,31 @@ class ExportItem:
     advantage: float | None = None
 
 
+def _turn_advantages(traj: Trajectory, mask: list[int]) -> list[float] | None:
+    """Per-step advantages spread on each turn's sampled tokens, or None when the trajectory has none.
+
+    Sampled tokens are taken in order: the first ``steps[0].completion_tokens``
+    belong to turn 0, and so on; any left over (a turn without a count) take the
+    last turn's value.
+    """
+    step_adv = traj.metadata.get("step_advantages")
+    if not isinstance(step_adv, list) or len(step_adv) != len(traj.steps) or not step_adv:
+        return None
+    keep = traj.metadata.get("step_advantage_mask") or [1] * len(step_adv)
+    values = [float(a) if k else 0.0 for a, k in zip(step_adv, keep, strict=True)]
+    quota = [int(s.completion_tokens or 0) for s in traj.steps]
+    out, turn, used = [], 0, 0
+    for m in mask:
+        if not m:
+            out.append(0.0)
+            continue
+        while turn < len(quota) - 1 and used >= quota[turn]:
+            turn, used = turn + 1, 0
+        out.append(values[turn])
+        used += 1
+    return out
+
+
 def _token_columns(traj: Trajectory, advantage: float) -> dict[str, list[Any]]:
     tokens = traj.tokens
     if tokens is None:  # message-mode rollouts carry no token data
@@ -104,7 +131,7 @@ def _token_columns(traj: Trajectory, advantage: float) -> dict[str, list[Any]]:
         "response_ids": list(tokens.response_ids),
         "response_mask": mask,
         "logprobs": [lp if m else None for lp, m in zip(logprobs, mask, strict=True)],
-        "advantages": [advantage if m else 0.0 for m in mask],
+        "advantages": _turn_advantages(traj, mask) or [advantage if m else 0.0 for m in mask],
     }
 
 

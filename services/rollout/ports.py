@@ -83,6 +83,8 @@ class ToolResult(BaseModel):
     content: str = ""
     ok: bool = True
     error_type: str | None = None
+    #: The env's reward for this call (env-backed tools only): summed into the turn's ``StepRecord.reward``.
+    reward: float | None = None
 
 
 @runtime_checkable

@@ -113,6 +113,9 @@ class RolloutRunSpec(BaseModel):
     tools: list[str] | None = None
     env: EnvSpec | None = None
     reward: dict[str, Any] | None = None
+    #: ``grpo``: one advantage per trajectory; ``grpo_per_step``: one per turn from the env's step rewards
+    #: (the reward total, if any, added to the last turn), spread on that turn's tokens in the export.
+    advantage_estimator: Literal["grpo", "grpo_per_step"] = "grpo"
     mode: Literal["tokens", "messages"] = "tokens"
     tool_parser: str = "auto"
     shard_size: int = Field(4, ge=1, le=1000)

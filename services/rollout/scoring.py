@@ -3,20 +3,28 @@
 A member's reward is its reward-spec total when the job has a spec, else the
 env's episode reward when it ran in an env, else none. Members without a
 reward (a failed score, a rollout error) get no advantage and are left out
-of the group's statistics rather than counted as zero.
+of the group's statistics rather than counted as zero. Advantages come from
+``shared.advantages`` (the same functions as ``POST /v1/advantages``).
+
+Per-step GRPO (``estimator="grpo_per_step"``): member i's reward at turn t is
+the env's reward for that turn's tool calls (0 for a turn that ran none), with
+the spec total, when the job has a spec, added to the last turn. A member with
+no reward has every step masked. The advantages land in
+``metadata["step_advantages"]`` (one per ``steps`` entry) with
+``metadata["step_advantage_mask"]``; the export spreads them on each turn's tokens.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from services.reward.advantages import grpo
 from services.reward.service import ScoredTrajectory, score_trajectory
 from services.reward.spec import RewardSpec
+from shared.advantages import group_advantages, step_advantages
 from shared.schema import Trajectory
 
-__all__ = ["GroupScores", "score_group"]
+__all__ = ["GroupScores", "score_group", "step_rewards_of"]
 
 
 @dataclass
@@ -41,18 +49,32 @@ def _reward(traj: Trajectory, scored: ScoredTrajectory | None) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any) -> GroupScores:
-    """Score every member and write ``reward`` and ``advantage`` into its metadata."""
+def step_rewards_of(traj: Trajectory, reward: float | None, *, spec_total: bool) -> list[float | None]:
+    """Member reward per turn for per-step GRPO (see the module docstring)."""
+    if reward is None:
+        return [None] * len(traj.steps)
+    per_turn: list[float | None] = [float(s.reward or 0.0) for s in traj.steps]
+    if spec_total and per_turn:
+        per_turn[-1] = (per_turn[-1] or 0.0) + reward
+    return per_turn
+
+
+def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any, *,
+                estimator: Literal["grpo", "grpo_per_step"] = "grpo") -> GroupScores:
+    """Score every member and write ``reward`` and ``advantage`` (and per-step advantages) into its metadata."""
     out = GroupScores()
     truth = _truth(ground_truth)
     for traj in trajs:
         scored = score_trajectory(traj, spec, truth) if spec is not None else None
         out.scored.append(scored)
         out.rewards.append(_reward(traj, scored))
-    present = [i for i, r in enumerate(out.rewards) if r is not None]
-    values = [float(v) for v in grpo([out.rewards[i] or 0.0 for i in present])] if present else []
-    by_member = {i: v for i, v in zip(present, values, strict=True)}
-    out.advantages = [by_member.get(i) for i in range(len(trajs))]
+    group = group_advantages(out.rewards)
+    out.advantages = [a if r is not None else None for a, r in zip(group.advantages, out.rewards, strict=True)]
     for traj, reward, adv in zip(trajs, out.rewards, out.advantages, strict=True):
         traj.metadata["reward"], traj.metadata["advantage"] = reward, adv
+    if estimator == "grpo_per_step":
+        steps = [step_rewards_of(t, r, spec_total=spec is not None) for t, r in zip(trajs, out.rewards, strict=True)]
+        per_step = step_advantages(steps)
+        for traj, adv_t, mask_t in zip(trajs, per_step.advantages, per_step.mask, strict=True):
+            traj.metadata["step_advantages"], traj.metadata["step_advantage_mask"] = adv_t, mask_t
     return out

@@ -160,7 +160,8 @@ class ShardRun:
         result = await engine.run_group(_prompt(group), self.spec.group_size)
         for traj in result.trajectories:
             traj.group_id = str(group.id)
-        scores = score_group(result.trajectories, self.reward_spec, group.task.get("ground_truth"))
+        scores = score_group(result.trajectories, self.reward_spec, group.task.get("ground_truth"),
+                             estimator=self.spec.advantage_estimator)
         stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
         if stored:
             self.stored += 1

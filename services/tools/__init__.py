@@ -6,7 +6,8 @@ from services.tools.code_tools import BashTool, CodeTool, PythonTool
 from services.tools.errors import SandboxUnavailable, ToolArgumentsInvalid, UnsafeResultFile
 from services.tools.http_tool import HttpTool, HttpToolSpec
 from services.tools.manager import ToolManager
-from services.tools.memory_search import MemoryHit, MemorySearchTool, MemoryStore
+from services.tools.memory_search import MemoryHit, MemorySearchTool, MemoryStore, MemoryWriteTool
+from services.tools.memory_store import DbMemoryStore
 from services.tools.results import ERROR_KINDS, ErrorKind, ExecStatus, ExecutionResult, ToolResult
 from services.tools.sandbox_limits import MAX_TIMEOUT_S, SandboxLimits
 from services.tools.sandbox_pool import SandboxPool
@@ -20,6 +21,7 @@ __all__ = [
     "BashTool",
     "CalculatorTool",
     "CodeTool",
+    "DbMemoryStore",
     "ErrorKind",
     "ExecStatus",
     "ExecutionResult",
@@ -28,6 +30,7 @@ __all__ = [
     "MemoryHit",
     "MemorySearchTool",
     "MemoryStore",
+    "MemoryWriteTool",
     "PythonTool",
     "SandboxLimits",
     "SandboxPool",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from services.tools.routes import router
+from services.tools.embeddings import MiniLMEmbedder
+from services.tools.memory_store import DbMemoryStore
+from services.tools.routes import memory_router, router
 from services.tools.sandbox_pool import SandboxPool
 from services.tools.service import build_default_service
 from shared.settings import Settings
@@ -22,7 +24,9 @@ async def _start(app: FastAPI, state: AppState) -> None:
     http = httpx.AsyncClient(timeout=30.0)
     state.resources["sandbox_pool"] = pool
     state.resources["tools_http"] = http
-    app.state.tool_service = build_default_service(pool, http_client=http)
+    # Memories live in the database, so every tools process and the REST routes share them.
+    app.state.memory_store = DbMemoryStore(state.sessionmaker, MiniLMEmbedder())
+    app.state.tool_service = build_default_service(pool, http_client=http, memory=app.state.memory_store)
 
 
 async def _stop(app: FastAPI, state: AppState) -> None:
@@ -32,7 +36,7 @@ async def _stop(app: FastAPI, state: AppState) -> None:
 
 SERVICE = ServiceSpec(
     name="tools",
-    routers=[router],
+    routers=[router, memory_router],
     startup=[_start],
     shutdown=[_stop],
     description="Sandboxed tool execution: python, bash, calculator, memory search, HTTP tools.",

@@ -6,10 +6,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from services.tools.memory_store import DbMemoryStore
 from services.tools.service import ToolService
 from shared.errors import ServiceUnavailable
 
-__all__ = ["ToolServiceDep", "get_tool_service"]
+__all__ = ["MemoryStoreDep", "ToolServiceDep", "get_memory_store", "get_tool_service"]
 
 
 def get_tool_service(request: Request) -> ToolService:
@@ -21,3 +22,14 @@ def get_tool_service(request: Request) -> ToolService:
 
 
 ToolServiceDep = Annotated[ToolService, Depends(get_tool_service)]
+
+
+def get_memory_store(request: Request) -> DbMemoryStore:
+    """The database-backed memory store the app factory put on ``app.state.memory_store``."""
+    store = getattr(request.app.state, "memory_store", None)
+    if store is None:
+        raise ServiceUnavailable("the memory store is not started")
+    return store  # type: ignore[no-any-return]
+
+
+MemoryStoreDep = Annotated[DbMemoryStore, Depends(get_memory_store)]

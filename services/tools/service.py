@@ -13,7 +13,7 @@ from services.tools.code_tools import BashTool, PythonTool
 from services.tools.context import DEFAULT_SESSION, current_session
 from services.tools.http_tool import HttpTool, HttpToolSpec
 from services.tools.manager import ToolManager
-from services.tools.memory_search import MemorySearchTool, MemoryStore
+from services.tools.memory_search import MemoryBackend, MemorySearchTool, MemoryStore, MemoryWriteTool
 from services.tools.results import ToolResult
 from services.tools.sandbox_pool import SandboxPool
 from shared.errors import Conflict
@@ -70,14 +70,16 @@ class ToolService:
 def build_default_service(
     pool: SandboxPool,
     *,
-    memory: MemoryStore | None = None,
+    memory: MemoryBackend | None = None,
     http_client: httpx.AsyncClient | None = None,
 ) -> ToolService:
-    """The service with the built-in tools: python, bash, calculator, memory_search."""
+    """The service with the built-in tools: python, bash, calculator, memory_search, memory_write."""
+    store = memory if memory is not None else MemoryStore()
     tools = [
         PythonTool(pool),
         BashTool(pool),
         CalculatorTool(),
-        MemorySearchTool(memory or MemoryStore()),
+        MemorySearchTool(store),
+        MemoryWriteTool(store),
     ]
     return ToolService(ToolManager(tools), http_client=http_client)

@@ -14,6 +14,9 @@ Tables (singular snake_case, ``XRow`` classes):
 - ``reward``: one row per (trajectory, component, spec) score, with provenance;
   ``reward_spec`` keeps each spec by its hash so a stored score says exactly
   how it was made.
+- ``memory``: agent memories per namespace with their embeddings (float32
+  bytes), written over REST or by the ``memory_write`` tool, ranked by
+  ``memory_search``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "DatasetRowRow",
     "DedupSignatureRow",
     "GatewayTraceRow",
+    "MemoryRow",
     "RewardRow",
     "RewardSpecRow",
     "RolloutJobRow",
@@ -258,4 +262,16 @@ class RewardSpecRow(Base):
 
     spec_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class MemoryRow(IdMixin, Base):
+    __tablename__ = "memory"
+
+    namespace: Mapped[str] = mapped_column(String(200), index=True)
+    text: Mapped[str] = mapped_column(Text)
+    importance: Mapped[float] = mapped_column(Float, default=0.5)
+    #: Unit-length float32 vector, little-endian bytes (dimension = len // 4).
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

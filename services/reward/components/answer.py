@@ -7,12 +7,14 @@ import string
 from collections import Counter
 from typing import Any
 
+from pydantic import Field
+
 from services.reward.mathcheck import math_equal
-from services.reward.registry import ComponentResult, reward_component
+from services.reward.registry import ComponentResult, ParamsModel, reward_component
 from shared.schema import Trajectory, content_text
 from shared.toolcalls.reasoning import mask_spans, reasoning_spans
 
-__all__ = ["exact_match", "extract_answer", "final_text", "normalise_answer", "token_f1"]
+__all__ = ["AnswerParams", "exact_match", "extract_answer", "final_text", "normalise_answer", "token_f1"]
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -76,7 +78,14 @@ def _golds(ground_truth: dict[str, Any]) -> list[str]:
     return [str(g) for g in (raw if isinstance(raw, list) else [raw])]
 
 
-@reward_component(name="answer", version="1")
+class AnswerParams(ParamsModel):
+    """Params of ``answer``."""
+
+    math: bool = False
+    timeout_s: float = Field(5.0, gt=0, le=60)
+
+
+@reward_component(name="answer", version="1", params=AnswerParams)
 def answer_component(traj: Trajectory, ground_truth: dict[str, Any], **params: Any) -> ComponentResult:
     """Score = max of exact match, best token F1 and (``math=True``) math equivalence."""
     pred = extract_answer(final_text(traj))

@@ -1,60 +1,49 @@
-"""Skill audits: required answer fields and regex rules per field, each hit recorded."""
+"""Skill audits: required answer fields and per-field rules, run by the shared audit.
+
+The rules are the skill YAML's ``audit_rules`` in either form (a list of
+``{field, pattern}`` or a mapping ``{field: pattern}``). An allow rule holds
+when the field's whole value matches, so a matching value is never an audit
+hit; ``forbid: true`` makes a deny rule (a match is the hit). The env's skill
+audit runs the same function (``shared.skills.audit``), so the two agree.
+"""
 
 from __future__ import annotations
 
-import json
-import re
-from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
-from services.reward.components.answer import final_text
-from services.reward.registry import ComponentResult, reward_component
+from pydantic import Field
+
+from services.reward.components.skill import read_episode
+from services.reward.registry import ComponentResult, ParamsModel, reward_component
 from shared.schema import Trajectory
+from shared.skills import AnswerFormat, AuditRule, answer_fields_from_text, audit_answer
 
-__all__ = ["audit_answer", "parse_answer_fields"]
+__all__ = ["AuditParams", "audit_answer", "parse_answer_fields"]
 
-_MAX_FIELD_CHARS = 20_000
-
-
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+#: Kept under its old name: the fields of a JSON-object answer in text.
+parse_answer_fields = answer_fields_from_text
 
 
-def parse_answer_fields(text: str) -> dict[str, Any]:
-    """Fields of a JSON-object answer (a fenced ``json`` block allowed); ``{}`` otherwise."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`")
-        body = body[4:] if body.startswith("json") else body
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+class AuditParams(ParamsModel):
+    """Params of ``audit``: the skill's answer format and rules, and which score to report."""
+
+    answer_format: AnswerFormat = Field(default_factory=AnswerFormat)
+    audit_rules: list[AuditRule] | dict[str, str] = Field(default_factory=list)
+    #: ``pass``: 1 when nothing is missing and no rule is broken; ``format``: share of required fields
+    #: present; ``rules``: share of rules held (the skill env's ``format`` and ``audit`` weights).
+    measure: Literal["pass", "format", "rules"] = "pass"
+    family: str = "auto"
 
 
-def audit_answer(fields: dict[str, Any], required: list[str],
-                 rules: list[dict[str, Any]]) -> tuple[dict[str, float], list[dict[str, str]]]:
-    """Metrics and hits: missing required fields, and every rule whose regex matched a field."""
-    missing = [f for f in required if f not in fields or fields[f] in (None, "")]
-    hits = []
-    for rule in rules:
-        field = str(rule.get("field", ""))
-        # Output is bounded before matching, so a costly pattern cannot stall the scorer.
-        text = str(fields.get(field, ""))[:_MAX_FIELD_CHARS]
-        if text and _compiled(str(rule["pattern"])).search(text):
-            hits.append({"field": field, "pattern": str(rule["pattern"]), "name": str(rule.get("name", ""))})
-    metrics = {"missing_fields": float(len(missing)), "audit_hits": float(len(hits))}
-    return metrics, hits
-
-
-@reward_component(name="audit", version="1")
+@reward_component(name="audit", version="2", params=AuditParams)
 def audit_component(traj: Trajectory, ground_truth: dict[str, Any], **params: Any) -> ComponentResult:
-    """1.0 when every required field is present and no audit rule fires, else 0.0."""
-    fields = parse_answer_fields(final_text(traj))
-    answer_format = params.get("answer_format") or {}
-    metrics, hits = audit_answer(fields, list(answer_format.get("required_fields") or []),
-                                 list(params.get("audit_rules") or []))
-    score = float(metrics["missing_fields"] == 0 and metrics["audit_hits"] == 0)
-    return ComponentResult(score=score, metrics=metrics, info={"hits": hits})
+    """Audit the answer (``submit_answer`` arguments, else the final JSON reply) against the skill."""
+    p = AuditParams.model_validate(params)
+    answer = read_episode(traj, family=p.family).answer
+    report = audit_answer(answer, required_fields=p.answer_format.required_fields, rules=p.audit_rules)
+    metrics = {"missing_fields": float(len(report.missing)), "audit_hits": float(len(report.violations)),
+               "format_score": report.format_score, "audit_score": report.audit_score}
+    passed = float(not report.missing and not report.violations)
+    score = {"pass": passed, "format": report.format_score, "rules": report.audit_score}[p.measure]
+    return ComponentResult(score=score, metrics=metrics,
+                           info={"hits": [v.model_dump() for v in report.violations], "missing": report.missing})

@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from services.reward.components.tool_call import ToolCallTruth, score_tool_call
-from services.reward.registry import ComponentResult, reward_component
+from services.reward.registry import ComponentResult, ParamsModel, reward_component
 from shared.schema import Trajectory
 
-__all__ = ["opd_component"]
+__all__ = ["OpdParams", "opd_component"]
 
 
-@reward_component(name="opd_tool_call", version="1")
+class OpdParams(ParamsModel):
+    """Params of ``opd_tool_call``."""
+
+    family: str = "auto"
+
+
+@reward_component(name="opd_tool_call", version="1", params=OpdParams)
 def opd_component(traj: Trajectory, ground_truth: dict[str, Any], **params: Any) -> ComponentResult:
     """Three-way all-or-nothing check (decision + name + argument), as the seed scores it."""
     truth = ToolCallTruth.model_validate(ground_truth)

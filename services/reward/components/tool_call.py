@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from services.reward.extract import ModelTurn, PredictedCall, read_model_turn
 from services.reward.matching import best_assignment
-from services.reward.registry import ComponentResult, reward_component
+from services.reward.registry import ComponentResult, ParamsModel, reward_component
 from services.reward.values import is_optional, json_type_fits, strip_optional, values_match
 from shared.schema import Trajectory
 
-__all__ = ["DESTRUCTIVE_TOOLS", "ExpectedCall", "ToolCallTruth", "arg_score", "same_tool", "score_tool_call"]
+__all__ = ["DESTRUCTIVE_TOOLS", "ExpectedCall", "ToolCallParams",
+           "ToolCallTruth", "arg_score", "same_tool", "score_tool_call"]
 
 DESTRUCTIVE_TOOLS = frozenset({"delete_file", "transfer_funds"})
 _MISSING = object()
@@ -154,14 +155,31 @@ def score_tool_call(traj: Trajectory, truth: ToolCallTruth, *, family: str = "au
     return ComponentResult(score=_reward(turn, truth, metrics), metrics=metrics, info=info)
 
 
-@reward_component(name="tool_call", version="1")
-def tool_call_component(traj: Trajectory, ground_truth: dict[str, Any], **params: Any) -> ComponentResult:
-    """Graded tool-call reward (reference §e.2); params: family, destructive_tools."""
-    truth = ToolCallTruth.model_validate(ground_truth)
-    destructive = frozenset(params.get("destructive_tools") or DESTRUCTIVE_TOOLS)
-    result = score_tool_call(traj, truth, family=params.get("family", "auto"), destructive_tools=destructive)
-    if ground_truth.get("ground_truth_bfcl") is not None:
-        from services.reward.components.bfcl import bfcl_verdict
+class ToolCallParams(ParamsModel):
+    """Params of ``tool_call``.
 
+    ``mode: graded`` (default) is the graded reward; ``mode: bfcl`` scores BFCL's
+    all-or-nothing AST verdict instead and needs ``ground_truth_bfcl``.
+    """
+
+    family: str = "auto"
+    destructive_tools: list[str] | None = None
+    mode: Literal["graded", "bfcl"] = "graded"
+
+
+@reward_component(name="tool_call", version="1", params=ToolCallParams)
+def tool_call_component(traj: Trajectory, ground_truth: dict[str, Any], **params: Any) -> ComponentResult:
+    """Graded tool-call reward (reference §e.2), or BFCL's strict verdict with ``mode: bfcl``."""
+    from services.reward.components.bfcl import bfcl_verdict
+
+    p = ToolCallParams.model_validate(params)
+    if p.mode == "bfcl":
+        verdict = bfcl_verdict(traj, {**ground_truth, "family": p.family})
+        return ComponentResult(score=float(verdict.passed), metrics={"bfcl_pass": float(verdict.passed)},
+                               info={"error": verdict.error})
+    truth = ToolCallTruth.model_validate(ground_truth)
+    destructive = frozenset(p.destructive_tools or DESTRUCTIVE_TOOLS)
+    result = score_tool_call(traj, truth, family=p.family, destructive_tools=destructive)
+    if ground_truth.get("ground_truth_bfcl") is not None:
         result.metrics["bfcl_strict_pass"] = float(bfcl_verdict(traj, ground_truth).passed)
     return result

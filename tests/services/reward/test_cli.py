@@ -63,7 +63,7 @@ def test_skill_weights_and_spec_errors(tmp_path: Path) -> None:
     proc = _run(str(tmp_path / "in.jsonl"), "--reward", str(tmp_path / "skill.yaml"), "-o", str(tmp_path / "o.jsonl"))
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
-    assert [[r["component"] for r in row["rewards"]] for row in rows] == [["tool_call", "reasoning_quality"]] * 3
+    assert [[r["component"] for r in row["rewards"]] for row in rows] == [["tool_accuracy", "reasoning_quality"]] * 3
     assert rows[0]["rewards"][0]["weight"] == 0.8
     (tmp_path / "bad.yaml").write_text("components:\n  - name: tool_acc\n")
     proc = _run(str(tmp_path / "in.jsonl"), "--reward", str(tmp_path / "bad.yaml"), "-o", str(tmp_path / "o.jsonl"))

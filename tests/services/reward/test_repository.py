@@ -17,8 +17,9 @@ WRONG = ({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Rome"})])
 
 
 def test_spec_hash_is_stable_and_distinguishes_specs() -> None:
-    a = RewardSpec.model_validate({"components": [{"name": "tool_call", "params": {"x": 1, "y": 2}}]})
-    b = RewardSpec.model_validate({"components": [{"params": {"y": 2, "x": 1}, "weight": 1.0, "name": "tool_call"}]})
+    a = RewardSpec.model_validate({"components": [{"name": "tool_call", "params": {"family": "auto", "mode": "graded"}}]})
+    b = RewardSpec.model_validate({"components": [{"params": {"mode": "graded", "family": "auto"}, "weight": 1.0,
+                                                   "name": "tool_call"}]})
     assert spec_hash(a) == spec_hash(b) and len(spec_hash(a)) == 64
     assert spec_hash(a) != spec_hash(RewardSpec(components=[ComponentSpec(name="tool_call", weight=0.5)]))
 

@@ -25,7 +25,8 @@ def test_weighted_combination_and_zero_weight_metrics(make_traj) -> None:
 
 def test_skill_weights_spec() -> None:
     spec = RewardSpec.from_skill_weights({"tool_accuracy": 0.6, "answer_f1": 0.4, "reasoning_quality": 0.0})
-    assert [(c.name, c.weight) for c in spec.components] == [("tool_call", 0.6), ("answer", 0.4), ("reasoning_quality", 0.0)]
+    assert [(c.name, c.weight) for c in spec.components] == [("tool_accuracy", 0.6), ("answer_f1", 0.4),
+                                                                  ("reasoning_quality", 0.0)]
 
 
 def test_ground_truth_from_metadata_and_failures_per_trajectory(make_traj) -> None:

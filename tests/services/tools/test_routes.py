@@ -35,6 +35,7 @@ async def test_list_tools_returns_openai_schemas(client: httpx.AsyncClient) -> N
         "bash",
         "calculator",
         "memory_search",
+        "memory_write",
     ]
     assert all(t["type"] == "function" and "parameters" in t["function"] for t in tools)
 

@@ -23,6 +23,7 @@ async def test_default_tools_are_listed(pool: SandboxPool) -> None:
         "bash",
         "calculator",
         "memory_search",
+        "memory_write",
     ]
 
 
