@@ -13,15 +13,25 @@ MAX_TIMEOUT_S = 90.0
 
 
 class SandboxLimits(BaseModel):
-    """Per-run budgets; the defaults suit model-written snippets."""
+    """Per-run budgets; the defaults suit model-written snippets.
+
+    ``cpu_s`` bounds the CPU seconds of the whole call (every process of the
+    slot's cgroup together, and each process by ``RLIMIT_CPU``);
+    ``cpu_cores`` is the CFS quota; ``memory_bytes`` bounds the cgroup (tmpfs,
+    shm, pipes, memfd and kernel memory included) and each address space;
+    ``max_processes`` is the cgroup's ``pids.max`` (and ``RLIMIT_NPROC``);
+    ``tmpfs_bytes`` / ``tmpfs_inodes`` cap the slot's one writable tmpfs.
+    """
 
     timeout_s: float = Field(default=MAX_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
     cpu_s: int = Field(default=95, ge=1)
+    cpu_cores: float = Field(default=1.0, ge=0.05, le=64.0)
     memory_bytes: int = Field(default=512 * 1024 * 1024, ge=16 * 1024 * 1024)
     max_processes: int = Field(default=64, ge=4)
     file_size_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     open_files: int = Field(default=256, ge=16)
     tmpfs_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    tmpfs_inodes: int = Field(default=8192, ge=64)
     max_output_bytes: int = Field(default=1024 * 1024, ge=1024)
 
 
