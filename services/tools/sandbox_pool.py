@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from services.tools import sandbox_check
 from services.tools.errors import SandboxUnavailable
 from services.tools.results import ExecutionResult
 from services.tools.sandbox_cgroup import CgroupHost, detect_cgroups, pool_group_name
@@ -59,6 +60,7 @@ class SandboxPool:
         base_dir: Path | None = None,
         cgroups: bool = True,
         seccomp: bool = True,
+        require_protections: bool = False,
     ) -> None:
         self.pool_size = pool_size
         self.limits = limits or SandboxLimits()
@@ -70,6 +72,8 @@ class SandboxPool:
         self.cgroups: CgroupHost | None = None
         self.seccomp = seccomp and seccomp_supported()
         self._group = pool_group_name()
+        #: Refuse to start unless every protection of ``sandbox_check`` is active.
+        self.require_protections = require_protections
         self._root: Path | None = None
         self._free: asyncio.Queue[SandboxSlot] = asyncio.Queue()
         self._slots: dict[int, SandboxSlot] = {}
@@ -95,6 +99,7 @@ class SandboxPool:
             limits=limits,
             acquire_timeout_s=settings.tools_acquire_timeout_s,
             uid_base=settings.tools_uid_base if uid_base is None else uid_base,
+            require_protections=settings.env == "prod",
         )
 
     @property
@@ -112,8 +117,14 @@ class SandboxPool:
         self.cgroups = detect_cgroups() if self._want_cgroups else None
         self._root = Path(tempfile.mkdtemp(prefix="trajforge-sandbox-", dir=self._base_dir))
         self._root.chmod(0o711)  # slot uids must traverse to their own dirs
-        for _ in range(self.pool_size):
-            self._free.put_nowait(self._new_slot())
+        try:
+            for _ in range(self.pool_size):
+                self._free.put_nowait(self._new_slot())
+            if self.require_protections:
+                sandbox_check.require_protections(await sandbox_check.check_protections(self))
+        except BaseException:
+            await self.close()
+            raise
         return self
 
     def _new_slot(self) -> SandboxSlot:

@@ -69,7 +69,7 @@ import platform
 import struct
 from functools import cache
 
-__all__ = ["DENIED_SYSCALLS", "filter_fd", "filter_program", "seccomp_supported"]
+__all__ = ["DENIED_SYSCALLS", "filter_fd", "filter_program", "seccomp_supported", "syscall_number"]
 
 DENIED_SYSCALLS: tuple[str, ...] = (
     "add_key", "request_key", "keyctl",
@@ -136,6 +136,12 @@ _CLONE_NEW_MASK = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWP
 def seccomp_supported() -> bool:
     """True on an architecture this module has a syscall table for."""
     return platform.machine() in _ARCHES
+
+
+def syscall_number(name: str) -> int:
+    """This machine's number of the system call ``name`` (from the filter's table)."""
+    _, numbers = _ARCHES.get(platform.machine(), _ARCHES["x86_64"])
+    return numbers[name]
 
 
 def _assemble(code: list[tuple[int, str | int, str | int, int]], labels: dict[str, int]) -> bytes:
