@@ -291,25 +291,47 @@ class SlotCgroup:
                 pids.update(int(p) for p in (path / "cgroup.procs").read_text().split())
         return sorted(pids)
 
-    def kill(self) -> int:
-        """SIGKILL every process of the group; returns how many were signalled."""
-        if self.host.version == 2 and "memory" in self.dirs:
+    def tasks(self) -> int:
+        """Tasks still charged to the group, exiting ones included (``pids.current``)."""
+        if "pids" in self.dirs:
+            return _read_int(self.dirs["pids"] / "pids.current")
+        return len(self.procs())
+
+    def kill(self, *, spare: int | None = None) -> int:
+        """SIGKILL every process of the group but ``spare``; returns how many were signalled.
+
+        Sparing the sandbox's outer bubblewrap lets it reap the namespace's init
+        itself; a killed outer process would leave that init to the host's init,
+        whose reaping can lag by seconds (and the zombie still counts as a task).
+        """
+        if spare is None and self.host.version == 2 and "memory" in self.dirs:
             kill_file = self.dirs["memory"] / "cgroup.kill"
             if kill_file.exists():
                 with contextlib.suppress(OSError):
                     _write(kill_file, "1")
         count = 0
         for pid in self.procs():
+            if pid == spare:
+                continue
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 count += 1
         return count
 
     def kill_until_empty(self, *, timeout_s: float = 5.0) -> bool:
-        """Kill repeatedly until no process is left (pids.max bounds how many there can be)."""
+        """Kill until no task is left, exiting ones included (pids.max bounds how many there are)."""
         deadline = time.monotonic() + timeout_s
-        while self.procs():
+        while self.tasks():
             self.kill()
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def wait_shmem_freed(self, *, timeout_s: float = 3.0) -> bool:
+        """Wait until no shared-memory page is charged (a dead IPC namespace is freed later, by a kernel worker)."""
+        deadline = time.monotonic() + timeout_s
+        while self.shmem_bytes():
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.005)

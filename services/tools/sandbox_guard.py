@@ -55,7 +55,7 @@ def ipc_objects_of_uid(uid: int) -> int:
 class ResetEvidence(BaseModel):
     """What of a finished lease is still on the host; all zero after a good reset."""
 
-    processes: int
+    processes: int  # tasks of the slot's cgroup (exiting ones too), else live processes of its uid
     files: int
     shmem_bytes: int
     ipc_objects: int
@@ -77,6 +77,8 @@ class SlotGuard:
         self.cgroup = cgroup
         self._procs = [os.fsencode(path) for path in cgroup.procs_files] if cgroup else []
         self._before = CgroupUsage()
+        # setpriv, bwrap and its init run under the slot uid too; the pids cgroup is the real cap.
+        self.nproc_slack = 8 if cgroup is not None and "pids" in cgroup.dirs else 0
 
     def join(self) -> None:
         """Move the calling (forked, not yet exec'd) process into the slot's cgroup."""
@@ -107,11 +109,11 @@ class SlotGuard:
         hit = self.storage.hit_limit()
         return "disk_limit" if hit == "disk_limit" else "inode_limit" if hit == "inode_limit" else None
 
-    def kill(self) -> None:
-        """SIGKILL every process of the slot: its cgroup, else every process of its uid."""
+    def kill(self, *, spare: int | None = None) -> None:
+        """SIGKILL every process of the slot but ``spare``: its cgroup, else every process of its uid."""
         if self.cgroup is not None:
-            self.cgroup.kill()
-        else:
+            self.cgroup.kill(spare=spare)
+        elif spare is None:
             kill_uid(self.uid)
 
     def finish(self) -> tuple[float | None, int | None]:
@@ -123,11 +125,18 @@ class SlotGuard:
 
     def evidence(self) -> ResetEvidence:
         """Measure on the host what is left of the slot's last lease."""
-        processes = set(pids_of_uid(self.uid)) if self.uid not in (0, os.getuid()) else set()
+        processes: set[int] = set()
         if self.cgroup is not None:
-            processes.update(self.cgroup.procs())
+            # No process can leave the group (cgroupfs is not mounted inside); pids.current
+            # also counts tasks still exiting, which cgroup.procs no longer lists.
+            count = max(self.cgroup.tasks(), len(self.cgroup.procs()))
+        elif self.uid not in (0, os.getuid()):
+            processes.update(pids_of_uid(self.uid))
+            count = len(processes)
+        else:
+            count = 0
         return ResetEvidence(
-            processes=len(processes),
+            processes=count,
             files=self.storage.leftover_entries(),
             shmem_bytes=self.cgroup.shmem_bytes() if self.cgroup is not None else 0,
             ipc_objects=ipc_objects_of_uid(self.uid) if self.uid != os.getuid() else 0,

@@ -42,14 +42,19 @@ def clamp_timeout(value: float | None, *, default: float) -> float:
     return min(float(value), MAX_TIMEOUT_S)
 
 
-def apply_rlimits(limits: SandboxLimits) -> None:
-    """Set the rlimits in the calling (freshly forked) process; inherited by the sandbox."""
+def apply_rlimits(limits: SandboxLimits, *, nproc_slack: int = 0) -> None:
+    """Set the rlimits in the calling (freshly forked) process; inherited by the sandbox.
+
+    ``nproc_slack`` lifts RLIMIT_NPROC above ``max_processes`` when a pids
+    cgroup enforces that number, so the cgroup (whose refusals are counted
+    and reported) is the limit a fork bomb meets first.
+    """
     pairs = {
         # The hard CPU limit one second later, so the soft one delivers SIGXCPU
         # (reported as cpu_limit) before the kernel's SIGKILL.
         resource.RLIMIT_CPU: (limits.cpu_s, limits.cpu_s + 1),
         resource.RLIMIT_AS: (limits.memory_bytes, limits.memory_bytes),
-        resource.RLIMIT_NPROC: (limits.max_processes, limits.max_processes),
+        resource.RLIMIT_NPROC: (limits.max_processes + nproc_slack, limits.max_processes + nproc_slack),
         resource.RLIMIT_FSIZE: (limits.file_size_bytes, limits.file_size_bytes),
         resource.RLIMIT_NOFILE: (limits.open_files, limits.open_files),
         resource.RLIMIT_CORE: (0, 0),

@@ -31,6 +31,9 @@ _POLL_S = (0.005, 0.01, 0.02, 0.05, 0.1)
 class RunGuard(Protocol):
     """What ``run_limited`` needs from a slot's containment (see ``sandbox_guard``)."""
 
+    #: How far RLIMIT_NPROC may sit above ``max_processes`` (a pids cgroup enforces it).
+    nproc_slack: int
+
     def join(self) -> None:
         """In the forked child, before exec: enter the slot's cgroup."""
 
@@ -40,8 +43,8 @@ class RunGuard(Protocol):
     def breach(self) -> ExecStatus | None:
         """The limit passed since ``begin``, if any."""
 
-    def kill(self) -> None:
-        """SIGKILL every process of the run, wherever it moved (session, pgid)."""
+    def kill(self, *, spare: int | None = None) -> None:
+        """SIGKILL every process of the run but ``spare``, wherever it moved (session, pgid)."""
 
     def finish(self) -> tuple[float | None, int | None]:
         """CPU seconds and peak memory bytes of the whole run."""
@@ -49,6 +52,8 @@ class RunGuard(Protocol):
 _CHUNK = 64 * 1024
 # After a kill, how long the pipes may take to close (pid-namespace teardown).
 _DRAIN_S = 3.0
+# How long the outer bubblewrap gets to notice its killed child and exit by itself.
+_OUTER_GRACE_S = 0.5
 _SIGNAL_STATUS: dict[int, ExecStatus] = {
     signal.SIGXCPU: "cpu_limit",
     signal.SIGXFSZ: "file_size_limit",
@@ -122,6 +127,16 @@ async def _wait_all(proc: asyncio.subprocess.Process, pumps: list[asyncio.Task[N
     await proc.wait()
 
 
+async def _kill_run(proc: asyncio.subprocess.Process, guard: RunGuard | None) -> None:
+    """Kill the run; with a guard, the sandbox's inside first so bubblewrap reaps its own init."""
+    if guard is not None:
+        guard.kill(spare=proc.pid)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), _OUTER_GRACE_S)
+        guard.kill()
+    _kill_group(proc.pid)
+
+
 async def _watch(guard: RunGuard) -> ExecStatus:
     """Poll ``guard`` until it reports a passed limit."""
     step = 0
@@ -154,9 +169,7 @@ async def _supervise(
     timed_out = not finished
     hit = watch.result() if watch is not None and watch in finished and done not in finished else None
     if done not in finished:
-        _kill_group(proc.pid)
-        if guard is not None:
-            guard.kill()
+        await _kill_run(proc, guard)
         try:
             await asyncio.wait_for(asyncio.shield(done), _DRAIN_S)
         except TimeoutError:
@@ -172,7 +185,7 @@ async def _supervise(
 def _preexec(limits: SandboxLimits, guard: RunGuard | None) -> None:
     if guard is not None:
         guard.join()
-    apply_rlimits(limits)
+    apply_rlimits(limits, nproc_slack=guard.nproc_slack if guard is not None else 0)
 
 
 async def run_limited(

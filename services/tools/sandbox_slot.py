@@ -117,11 +117,13 @@ class SandboxSlot:
         return read_nofollow(self.work_dir, relative, max_bytes=max_bytes)
 
     async def _kill_all(self) -> bool:
-        if self.cgroup is not None:
-            emptied = await asyncio.to_thread(self.cgroup.kill_until_empty)
-            if not emptied:
-                return False
-        return await wait_uid_empty(self.uid)
+        if self.cgroup is None:
+            return await wait_uid_empty(self.uid)
+        # Every process of a run is in the cgroup and cannot leave it (no cgroupfs
+        # inside), so the cgroup is the whole list: no /proc scan needed.
+        if not self.cgroup.tasks():
+            return True
+        return await asyncio.to_thread(self.cgroup.kill_until_empty)
 
     async def reset(self) -> bool:
         """Kill leftovers, remount the tmpfs, zero the counters, then prove nothing is left."""
@@ -135,6 +137,8 @@ class SandboxSlot:
             return False
         if self.cgroup is not None:
             self.cgroup.reset_counters()
+            if self.cgroup.shmem_bytes():
+                await asyncio.to_thread(self.cgroup.wait_shmem_freed)
         self.last_evidence = self.guard.evidence()
         if not self.last_evidence.clean:
             log.warning("sandbox slot %d: state survived the reset: %s", self.index, self.last_evidence)
