@@ -135,6 +135,9 @@ def sandbox_argv(
     isolation = [
         "--unshare-all",
         "--unshare-user",
+        # The program itself is the namespace's init: the outer bwrap then reaps it
+        # directly, instead of leaving bwrap's own init to the host's init (slow).
+        "--as-pid-1",
         "--die-with-parent",
         "--new-session",
         "--cap-drop",

@@ -10,6 +10,7 @@ size and serve a normal call on every slot afterwards.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -29,7 +30,7 @@ from tests.services.tools.host_evidence import HostSnapshot, assert_contained
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full containment needs a root service")
 
 LIMITS = SandboxLimits(
-    timeout_s=3.0,
+    timeout_s=2.0,
     cpu_s=1,
     cpu_cores=1.0,
     memory_bytes=64 << 20,
@@ -218,9 +219,8 @@ def _mounts_of(pool: SandboxPool) -> int:
 async def _serves_at_full_size(pool: SandboxPool) -> None:
     assert pool.free == pool.pool_size
     slots = [await pool.acquire() for _ in range(pool.pool_size)]
-    for slot in slots:
-        result = await slot.run("print('next')")
-        assert (result.status, result.stdout) == ("ok", "next\n")
+    results = await asyncio.gather(*(slot.run("print('next')") for slot in slots))
+    assert [(r.status, r.stdout) for r in results] == [("ok", "next\n")] * pool.pool_size
     for slot in slots:
         await pool.release(slot)
 
