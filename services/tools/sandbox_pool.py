@@ -33,7 +33,7 @@ from pathlib import Path
 from services.tools import sandbox_check
 from services.tools.errors import SandboxUnavailable
 from services.tools.results import ExecutionResult
-from services.tools.sandbox_cgroup import CgroupHost, detect_cgroups, pool_group_name
+from services.tools.sandbox_cgroup import CgroupHost, SlotCgroup, detect_cgroups, pool_group_name
 from services.tools.sandbox_limits import SandboxLimits
 from services.tools.sandbox_profile import bwrap_path
 from services.tools.sandbox_seccomp import seccomp_supported
@@ -114,7 +114,7 @@ class SandboxPool:
     async def start(self) -> SandboxPool:
         """Check bwrap and pre-create ``pool_size`` slots."""
         bwrap_path()
-        self.cgroups = detect_cgroups() if self._want_cgroups else None
+        self.cgroups = self._usable_cgroups() if self._want_cgroups else None
         self._root = Path(tempfile.mkdtemp(prefix="trajforge-sandbox-", dir=self._base_dir))
         self._root.chmod(0o711)  # slot uids must traverse to their own dirs
         try:
@@ -126,6 +126,19 @@ class SandboxPool:
             await self.close()
             raise
         return self
+
+    def _usable_cgroups(self) -> CgroupHost | None:
+        """The host's cgroups if a slot group can really be made there (v2 may refuse, e.g. when
+        the service's own group holds processes and so cannot delegate controllers)."""
+        host = detect_cgroups()
+        if host is None:
+            return None
+        try:
+            SlotCgroup.create(host, parent=self._group, name="probe", limits=self.limits).destroy()
+        except SandboxError as exc:
+            log.warning("sandbox cgroups unavailable, running on rlimits only: %s", exc)
+            return None
+        return host
 
     def _new_slot(self) -> SandboxSlot:
         assert self._root is not None, "call start() first"
