@@ -47,6 +47,13 @@ class Settings(BaseSettings):
     tools_pool_size: int = Field(8, ge=1, le=256)
     tools_acquire_timeout_s: float = Field(30.0, gt=0)
     tools_uid_base: int = Field(20000, ge=1000)
+    # Per-call sandbox budgets (every service that runs user code uses the same profile).
+    tools_memory_bytes: int = Field(512 * 1024 * 1024, ge=16 * 1024 * 1024)
+    tools_cpu_s: int = Field(95, ge=1)
+    tools_cpu_cores: float = Field(1.0, ge=0.05, le=64.0)
+    tools_max_processes: int = Field(64, ge=4)
+    tools_tmpfs_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
+    tools_tmpfs_inodes: int = Field(8192, ge=64)
     envs_max_sessions: int = Field(1024, ge=1)
     envs_idle_timeout_s: float = Field(600.0, gt=0)
     envs_max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)

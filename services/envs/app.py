@@ -38,9 +38,9 @@ def _router(app: FastAPI, settings: Settings) -> APIRouter:
 
 async def _start(app: FastAPI, state: AppState) -> None:
     # The code env's sandboxes; slots are directories until used, so a small pool is cheap.
-    pool = SandboxPool(max(1, state.settings.tools_pool_size // 2),
-                       acquire_timeout_s=state.settings.tools_acquire_timeout_s,
-                       uid_base=state.settings.tools_uid_base + 1000)
+    # The same sandbox profile and limits as the tools service (SandboxPool.from_settings).
+    pool = SandboxPool.from_settings(state.settings, pool_size=max(1, state.settings.tools_pool_size // 2),
+                                     uid_base=state.settings.tools_uid_base + 1000)
     app.state.envs_sandbox_pool = await pool.start()
     app.state.envs_loop = asyncio.get_running_loop()
 

@@ -38,9 +38,9 @@ _TOOLS = [
 def _render(result: ExecutionResult, max_chars: int) -> str:
     parts = [f"status: {result.status} (exit {result.exit_code})"]
     if result.stdout:
-        parts.append("stdout:\n" + result.stdout[:max_chars])
+        parts.append("stdout:\n" + result.stdout_text[:max_chars])
     if result.stderr:
-        parts.append("stderr:\n" + result.stderr[:max_chars])
+        parts.append("stderr:\n" + result.stderr_text[:max_chars])
     return "\n".join(parts)
 
 

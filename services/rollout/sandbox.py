@@ -18,8 +18,7 @@ async def sandbox_tools(names: list[str], settings: Settings) -> tuple[list[Tool
     tools: list[Tool] = [MemorySearchTool(MemoryStore())] if "memory_search" in names else []
     if not {"python", "bash"} & set(names):
         return tools, None
-    pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
-                             uid_base=settings.tools_uid_base).start()
+    pool = await SandboxPool.from_settings(settings).start()
     makers: dict[str, Any] = {"python": PythonTool, "bash": BashTool}
     tools.extend(makers[n](pool) for n in names if n in makers)
     return tools, pool

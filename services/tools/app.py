@@ -19,8 +19,7 @@ __all__ = ["SERVICE", "create_app"]
 
 async def _start(app: FastAPI, state: AppState) -> None:
     settings = state.settings
-    pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
-                             uid_base=settings.tools_uid_base).start()
+    pool = await SandboxPool.from_settings(settings).start()
     http = httpx.AsyncClient(timeout=30.0)
     state.resources["sandbox_pool"] = pool
     state.resources["tools_http"] = http

@@ -50,8 +50,8 @@ class CodeTool(BaseTool):
         share = max(self.max_output_chars // 2 - 100, 100)
         parts = [f"exit_status: {result.status} (code {result.exit_code})"]
         for label, text, cut in (
-            ("stdout", result.stdout, result.stdout_truncated),
-            ("stderr", result.stderr, result.stderr_truncated),
+            ("stdout", result.stdout_text, result.stdout_truncated),
+            ("stderr", result.stderr_text, result.stderr_truncated),
         ):
             if text or cut:
                 suffix = "\n[output cap reached]" if cut else ""

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from services.tools.base import Tool
 from services.tools.errors import SandboxUnavailable, ToolArgumentsInvalid, UnsafeResultFile
 from services.tools.results import ErrorKind, ToolResult
+from services.tools.sandbox_output import safe_text
 from shared.errors import UpstreamError
 from shared.schema import ToolInfo
 
@@ -149,7 +150,7 @@ class ToolManager:
             name=name,
             ok=kind is None,
             error_kind=kind,
-            content=text,
+            content=safe_text(text),  # NUL / lone surrogates from any tool stay storable
             latency_s=time.perf_counter() - start,
         )
 

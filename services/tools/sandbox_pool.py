@@ -12,8 +12,12 @@ Stable API (other services build on it)::
 
 ``acquire()`` waits at most ``acquire_timeout_s`` and raises
 ``SandboxUnavailable`` (503). ``release()`` kills every process of the slot's
-uid, waits until none is left, and wipes the work dir; a slot that cannot be
-reset, or whose sandbox failed to start, is destroyed and replaced.
+cgroup and uid, waits until none is left, mounts a fresh tmpfs and checks
+that nothing survived (``SandboxSlot.last_evidence``); a slot that cannot be
+reset, or whose sandbox failed to start, is destroyed and replaced, so the
+pool is back at full size after every release.
+
+``SandboxPool.from_settings`` builds the one profile every service uses.
 """
 
 from __future__ import annotations
@@ -26,13 +30,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from services.tools import sandbox_check
 from services.tools.errors import SandboxUnavailable
 from services.tools.results import ExecutionResult
+from services.tools.sandbox_cgroup import CgroupHost, SlotCgroup, detect_cgroups, pool_group_name
 from services.tools.sandbox_limits import SandboxLimits
 from services.tools.sandbox_profile import bwrap_path
+from services.tools.sandbox_seccomp import seccomp_supported
 from services.tools.sandbox_slot import SandboxSlot
 from services.tools.sandbox_uids import lease_uid
 from shared.errors import SandboxError
+from shared.settings import Settings
 
 __all__ = ["SandboxPool"]
 
@@ -50,18 +58,49 @@ class SandboxPool:
         acquire_timeout_s: float = 30.0,
         uid_base: int = 20000,
         base_dir: Path | None = None,
+        cgroups: bool = True,
+        seccomp: bool = True,
+        require_protections: bool = False,
     ) -> None:
         self.pool_size = pool_size
         self.limits = limits or SandboxLimits()
         self.acquire_timeout_s = acquire_timeout_s
         self.uid_base = uid_base
         self._base_dir = base_dir
+        self._want_cgroups = cgroups
+        #: The cgroup layout in use (None: the host offers none, or disabled).
+        self.cgroups: CgroupHost | None = None
+        self.seccomp = seccomp and seccomp_supported()
+        self._group = pool_group_name()
+        #: Refuse to start unless every protection of ``sandbox_check`` is active.
+        self.require_protections = require_protections
         self._root: Path | None = None
         self._free: asyncio.Queue[SandboxSlot] = asyncio.Queue()
         self._slots: dict[int, SandboxSlot] = {}
         self._leased: set[int] = set()
         self._next_index = 0
         self.replaced = 0
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, pool_size: int | None = None, uid_base: int | None = None
+    ) -> SandboxPool:
+        """The pool every service that runs user code uses, limits from ``TRAJFORGE_TOOLS_*``."""
+        limits = SandboxLimits(
+            memory_bytes=settings.tools_memory_bytes,
+            cpu_s=settings.tools_cpu_s,
+            cpu_cores=settings.tools_cpu_cores,
+            max_processes=settings.tools_max_processes,
+            tmpfs_bytes=settings.tools_tmpfs_bytes,
+            tmpfs_inodes=settings.tools_tmpfs_inodes,
+        )
+        return cls(
+            pool_size or settings.tools_pool_size,
+            limits=limits,
+            acquire_timeout_s=settings.tools_acquire_timeout_s,
+            uid_base=settings.tools_uid_base if uid_base is None else uid_base,
+            require_protections=settings.env == "prod",
+        )
 
     @property
     def free(self) -> int:
@@ -75,18 +114,49 @@ class SandboxPool:
     async def start(self) -> SandboxPool:
         """Check bwrap and pre-create ``pool_size`` slots."""
         bwrap_path()
+        self.cgroups = self._usable_cgroups() if self._want_cgroups else None
         self._root = Path(tempfile.mkdtemp(prefix="trajforge-sandbox-", dir=self._base_dir))
         self._root.chmod(0o711)  # slot uids must traverse to their own dirs
-        for _ in range(self.pool_size):
-            self._free.put_nowait(self._new_slot())
+        try:
+            for _ in range(self.pool_size):
+                self._free.put_nowait(self._new_slot())
+            if self.require_protections:
+                sandbox_check.require_protections(await sandbox_check.check_protections(self))
+        except BaseException:
+            await self.close()
+            raise
         return self
+
+    def _usable_cgroups(self) -> CgroupHost | None:
+        """The host's cgroups if a slot group can really be made there (v2 may refuse, e.g. when
+        the service's own group holds processes and so cannot delegate controllers)."""
+        host = detect_cgroups()
+        if host is None:
+            return None
+        try:
+            SlotCgroup.create(host, parent=self._group, name="probe", limits=self.limits).destroy()
+        except SandboxError as exc:
+            log.warning("sandbox cgroups unavailable, running on rlimits only: %s", exc)
+            return None
+        return host
 
     def _new_slot(self) -> SandboxSlot:
         assert self._root is not None, "call start() first"
         index, self._next_index = self._next_index, self._next_index + 1
-        slot = SandboxSlot(
-            index=index, lease=lease_uid(self.uid_base), root=self._root, limits=self.limits
-        )
+        lease = lease_uid(self.uid_base)
+        try:
+            slot = SandboxSlot(
+                index=index,
+                lease=lease,
+                root=self._root,
+                limits=self.limits,
+                cgroups=self.cgroups,
+                cgroup_parent=self._group,
+                seccomp=self.seccomp,
+            )
+        except BaseException:
+            lease.release()
+            raise
         slot.prepare()
         self._slots[index] = slot
         return slot

@@ -1,12 +1,18 @@
 """The bubblewrap command line of one sandbox slot.
 
-Inside: only read-only ``/usr`` (plus the usual top-level links), a private
-``/tmp`` tmpfs, fresh ``/proc`` and ``/dev``, the slot's work dir at
-``/workspace`` and its code dir read-only at ``/code``. Every namespace is
-unshared (so the network is a private loopback), the environment is cleared,
-capabilities are dropped and nested user namespaces are refused. When the
+Inside: only read-only ``/usr`` (plus the usual top-level links), fresh
+``/proc`` and a read-only ``/dev`` of the usual devices, and three writable
+places, all on the slot's capped tmpfs (``sandbox_mounts``): ``/workspace``,
+``/tmp`` and ``/dev/shm``; the code dir is read-only at ``/code``. Every
+namespace is unshared (so the network is a private loopback), the
+environment is cleared, capabilities are dropped, nested user namespaces are
+refused and the seccomp filter of ``sandbox_seccomp`` is loaded. When the
 service runs as root, ``setpriv`` first switches to the slot's own
 unprivileged uid, because RLIMIT_NPROC is not enforced for root.
+
+This one profile serves every caller that runs user code: the tools
+service, the envs service's code env and rollout workers all go through
+``SandboxPool``.
 """
 
 from __future__ import annotations
@@ -79,7 +85,9 @@ def _privilege_drop(uid: int) -> list[str]:
     ]
 
 
-def _mounts(work_dir: Path, code_dir: Path, limits: SandboxLimits) -> list[str]:
+def _mounts(
+    work_dir: Path, code_dir: Path, limits: SandboxLimits, tmp_dir: Path | None, shm_dir: Path | None
+) -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "lib", "lib64", "sbin"):
         if os.path.islink(f"/{name}"):
@@ -88,25 +96,38 @@ def _mounts(work_dir: Path, code_dir: Path, limits: SandboxLimits) -> list[str]:
             args += ["--ro-bind", f"/{name}", f"/{name}"]
     if os.path.exists("/etc/ld.so.cache"):
         args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    args += [
-        "--size",
-        str(limits.tmpfs_bytes),
-        "--tmpfs",
-        "/tmp",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-    ]
+    if tmp_dir is not None:
+        args += ["--bind", str(tmp_dir), "/tmp"]
+    else:  # no capped host tmpfs (unprivileged service): bwrap's own, size-capped only
+        args += ["--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    if shm_dir is not None:
+        args += ["--bind", str(shm_dir), "/dev/shm"]
+    # bwrap's /dev is an uncapped tmpfs owned by the sandbox user: make it read-only.
+    args += ["--remount-ro", "/dev"]
     args += ["--bind", str(work_dir), WORK_DIR, "--ro-bind", str(code_dir), CODE_DIR]
     # Last, so the sandbox root itself (a bwrap tmpfs) cannot be written either.
     return [*args, "--remount-ro", "/"]
 
 
 def sandbox_argv(
-    *, uid: int, work_dir: Path, code_dir: Path, language: str, limits: SandboxLimits
+    *,
+    uid: int,
+    work_dir: Path,
+    code_dir: Path,
+    language: str,
+    limits: SandboxLimits,
+    tmp_dir: Path | None = None,
+    shm_dir: Path | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """Full host argv that runs the slot's code file for ``language`` in isolation."""
+    """Full host argv that runs the slot's code file for ``language`` in isolation.
+
+    ``tmp_dir``/``shm_dir`` are the slot's capped-tmpfs dirs for ``/tmp`` and
+    ``/dev/shm`` (without them ``/tmp`` is bwrap's size-capped tmpfs and
+    ``/dev/shm`` is read-only); ``seccomp_fd`` is an inherited fd holding the
+    BPF filter.
+    """
     _, program = program_argv(language)
     env: list[str] = ["--clearenv"]
     for key, value in _ENV.items():
@@ -114,6 +135,9 @@ def sandbox_argv(
     isolation = [
         "--unshare-all",
         "--unshare-user",
+        # The program itself is the namespace's init: the outer bwrap then reaps it
+        # directly, instead of leaving bwrap's own init to the host's init (slow).
+        "--as-pid-1",
         "--die-with-parent",
         "--new-session",
         "--cap-drop",
@@ -122,12 +146,14 @@ def sandbox_argv(
         "--hostname",
         "sandbox",
     ]
+    if seccomp_fd is not None:
+        isolation += ["--seccomp", str(seccomp_fd)]
     tail = ["--chdir", WORK_DIR, "--", *program]
     return [
         *_privilege_drop(uid),
         bwrap_path(),
         *isolation,
         *env,
-        *_mounts(work_dir, code_dir, limits),
+        *_mounts(work_dir, code_dir, limits, tmp_dir, shm_dir),
         *tail,
     ]

@@ -45,6 +45,14 @@ def _try_lock(path: Path) -> int | None:
     return fd
 
 
+def _owns_keys(uid: int) -> bool:
+    try:
+        with open("/proc/key-users", encoding="ascii") as handle:
+            return any(line.partition(":")[0].strip() == str(uid) for line in handle)
+    except OSError:
+        return False
+
+
 def lease_uid(base: int) -> UidLease:
     """The first free uid at or above ``base`` (not locked, owning no process)."""
     if os.geteuid() != 0:
@@ -54,8 +62,8 @@ def lease_uid(base: int) -> UidLease:
         fd = _try_lock(lock_dir / f"{uid}.lock")
         if fd is None:
             continue
-        if pids_of_uid(uid):
-            os.close(fd)
+        if pids_of_uid(uid) or _owns_keys(uid):
+            os.close(fd)  # a process or a kernel key of a previous owner would be inherited
             continue
         return UidLease(uid, fd)
     raise SandboxError(f"no free sandbox uid in [{base}, {base + _SEARCH_SPAN})")

@@ -34,10 +34,11 @@ async def test_floods_on_both_streams_are_capped_and_killed() -> None:
     assert result.stdout_truncated or result.stderr_truncated
 
 
-async def test_invalid_utf8_is_replaced() -> None:
+async def test_invalid_utf8_is_carried_base64_and_shown_escaped() -> None:
     code = "import sys; sys.stdout.buffer.write(b'ok\\xff\\xfe')"
     result = await run_limited([sys.executable, "-c", code], limits=LIMITS, timeout_s=10)
-    assert result.stdout == "ok\ufffd\ufffd" and result.ok
+    assert result.ok and result.stdout_encoding == "base64" and result.stdout == "b2v//g=="
+    assert result.stdout_bytes() == b"ok\xff\xfe" and result.stdout_text == "ok\\xff\\xfe"
 
 
 async def test_timeout_kills_the_whole_group() -> None:
@@ -61,7 +62,7 @@ async def test_environment_is_what_the_caller_gives() -> None:
         (128 + signal.SIGXCPU, False, False, "", "cpu_limit"),
         (-signal.SIGXFSZ, False, False, "", "file_size_limit"),
         (-signal.SIGKILL, False, False, "", "killed"),
-        (1, False, False, "Traceback...\nMemoryError\n", "memory_limit"),
+        (1, False, False, "Traceback...\nMemoryError\n", "memory_exceeded"),
         (
             1,
             False,

@@ -58,7 +58,10 @@ def test_work_dir_is_writable_code_dir_read_only_and_root_remounted_read_only() 
     bind = argv.index("--bind")
     assert argv[bind : bind + 3] == ["--bind", "/w", "/workspace"]
     assert argv[argv.index("/c") - 1 : argv.index("/c") + 2] == ["--ro-bind", "/c", "/code"]
-    assert argv.index("--remount-ro") > bind
+    assert argv[argv.index("--remount-ro") + 1] == "/dev"
+    assert len(argv) - 1 - argv[::-1].index("--remount-ro") > bind
+    last = len(argv) - 1 - argv[::-1].index("--remount-ro")
+    assert argv[last + 1] == "/"
 
 
 def test_languages() -> None:
