@@ -1,7 +1,8 @@
 """Throughput of the default cleaning pipeline vs plain JSONL read+write, per core.
 
 Runs single-process over every row of the shared data folder (beside the repository,
-or TRAJFORGE_SHARED_DATA_DIR) and prints rows/s of both, plus the ratio.
+or TRAJFORGE_SHARED_DATA_DIR) and prints rows/s of both, plus the ratio; then the
+default pipeline's scores on the labelled set (per language and class).
 Usage: python bench/cleaning.py [--repeat N]
 """
 
@@ -18,10 +19,13 @@ import orjson
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from services.cleaning.evaluate import score_labelled  # noqa: E402
 from services.cleaning.pipeline import default_pipeline  # noqa: E402
 from services.cleaning.preprocessor import QualityPreprocessor, gc_paused  # noqa: E402
 from shared.data import data_dir  # noqa: E402
 from shared.jsonl import dumps_line  # noqa: E402
+
+LABELLED = REPO_ROOT / "tests" / "services" / "cleaning" / "data" / "labelled_rows.jsonl"
 
 
 def load_lines() -> list[bytes]:
@@ -79,6 +83,11 @@ def main() -> None:
     print(f"{'raw read+write (orjson)':<34}{raw:>9.3f}{n / raw:>14,.0f}{mb / raw:>8.1f}")
     print(f"{'default pipeline read+clean+write':<34}{pipe:>9.3f}{n / pipe:>14,.0f}{mb / pipe:>8.1f}")
     print(f"ratio pipeline/raw: {raw / pipe:.1%}  (target >= 25% and >= 3,000 rows/s/core)")
+    labelled = [orjson.loads(x) for x in LABELLED.read_bytes().splitlines() if x.strip()]
+    scores = score_labelled(labelled, default_pipeline())
+    print(f"\nlabelled set ({LABELLED.relative_to(REPO_ROOT)}): targets accuracy >= 0.92, drop precision >= 0.90, "
+          "drop recall >= 0.90, each language >= 0.88")
+    print(scores.table())
 
 
 if __name__ == "__main__":

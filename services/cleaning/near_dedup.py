@@ -71,7 +71,11 @@ class NearDedupFilter(Step):
         """(kept, row) per row in order; one index spans the whole stream, so batches can feed it."""
         index = self.index()
         for row in rows:
-            yield (True, row) if index.admit(row) else (False, self.drop(row, DROP_REASON))
+            if index.admit(row):
+                yield True, row
+            else:
+                yield False, self.drop(row, DROP_REASON, {"check": "near_duplicate", "threshold": self.threshold,
+                                                          "jaccard": index.last_jaccard})
 
     def index(self) -> NearDedupIndex:
         """An empty index with this filter's settings."""
@@ -85,14 +89,19 @@ class NearDedupIndex:
         self._step = step
         self._lsh = MinHashLSH(threshold=step.threshold, num_perm=step.num_perm)
         self._sketches: dict[int, MinHash] = {}
+        #: Estimated Jaccard similarity to the kept row that the last rejected row copies.
+        self.last_jaccard: float | None = None
 
     def admit(self, row: Row) -> bool:
         """True (and remembered) if ``row`` is not a near copy of an admitted row."""
         step = self._step
         mh = step.minhash(conversation_text(row, max_chars=step.max_chars))
         # LSH banding lets some pairs under the threshold through; Jaccard confirms.
-        if any(mh.jaccard(self._sketches[key]) >= step.threshold for key in self._lsh.query(mh)):
-            return False
+        for key in self._lsh.query(mh):
+            similarity = float(mh.jaccard(self._sketches[key]))
+            if similarity >= step.threshold:
+                self.last_jaccard = round(similarity, 4)
+                return False
         key = len(self._sketches)
         self._lsh.insert(key, mh)
         self._sketches[key] = mh
