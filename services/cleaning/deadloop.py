@@ -218,9 +218,14 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         """True if any assistant turn is stuck, or a tool call loops."""
         return self.find_stuck(messages) is not None
 
-    def find_stuck(self, messages: list[Any]) -> Evidence | None:
-        """Evidence of the first stuck assistant turn or tool-call loop, or None."""
-        agent = is_agent_row(messages)
+    def find_stuck(self, messages: list[Any], *, agent: bool | None = None,
+                   texts: list[str] | None = None) -> Evidence | None:
+        """Evidence of the first stuck assistant turn or tool-call loop, or None.
+
+        ``agent`` and ``texts`` (each message's text) may come precomputed from a fused scan.
+        """
+        if agent is None:
+            agent = is_agent_row(messages)
         if agent and not self.params.check_agent_rows:
             return None
         if agent:
@@ -234,11 +239,12 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
             if m.get("role") == "user":
                 user = m.get("content")
             elif m.get("role") == "assistant":
-                found = self.stuck_evidence(m)
+                text = texts[i] if texts is not None else None
+                found = self.stuck_evidence(m, text=text)
                 # Only a turn that hesitates asks whether fiction was requested (most never do).
                 if found is not None and found["check"] in ("hesitation", "cascade") and \
                         asks_for_fiction(message_text(user)[:_REQUEST_CHARS]):
-                    found = self.stuck_evidence(m, fiction=True)
+                    found = self.stuck_evidence(m, fiction=True, text=text)
                 if found is not None:
                     return {**found, "message_index": i}
         return None
@@ -267,13 +273,14 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         """True if the think part or the response part of one assistant turn is stuck."""
         return self.stuck_evidence(msg, fiction=fiction) is not None
 
-    def stuck_evidence(self, msg: dict[str, Any], *, fiction: bool = False) -> Evidence | None:
+    def stuck_evidence(self, msg: dict[str, Any], *, fiction: bool = False,
+                       text: str | None = None) -> Evidence | None:
         """Evidence that the think or response part of one assistant turn is stuck, or None.
 
         ``fiction``: the user asked for a story or dialogue, so script lines are characters
         speaking; their hesitations are not the assistant's.
         """
-        think, response = split_think(message_text(msg.get("content")))
+        think, response = split_think(message_text(msg.get("content")) if text is None else text)
         if not think:
             think = reasoning_of(msg).strip()
         p = self.params

@@ -274,10 +274,14 @@ class RefuseFilter(ParamStep[RefuseParams]):
         """True if a scanned assistant turn refuses."""
         return self.find_refusal(messages) is not None
 
-    def find_refusal(self, messages: list[Any]) -> Evidence | None:
-        """Evidence of the first refusing assistant turn (with ``message_index`` and ``part``), or None."""
+    def find_refusal(self, messages: list[Any], *, agent: bool | None = None,
+                     texts: list[str] | None = None) -> Evidence | None:
+        """Evidence of the first refusing assistant turn (with ``message_index`` and ``part``), or None.
+
+        ``agent`` (is this an agent row) and ``texts`` (each message's text) may come precomputed.
+        """
         p = self.params
-        agent = p.agent_policy_exempt and is_agent_row(messages)
+        agent = p.agent_policy_exempt and (is_agent_row(messages) if agent is None else agent)
         user: Any = None
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
@@ -287,7 +291,10 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 continue
             if m.get("role") != "assistant":
                 continue
-            parts = [("content", message_text(m.get("content"), sep=""))]
+            content = m.get("content")
+            # Text parts are joined without a separator here; a plain string is the same either way.
+            own = texts[i] if texts is not None and isinstance(content, str) else message_text(content, sep="")
+            parts = [("content", own)]
             if p.scan_reasoning:
                 parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
             for part, text in parts:

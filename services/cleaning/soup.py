@@ -296,12 +296,15 @@ class TokenSoupFilter(ParamStep[SoupParams]):
         """True if any assistant turn is garbled."""
         return self.find_soup(messages) is not None
 
-    def find_soup(self, messages: list[Any]) -> Evidence | None:
-        """Evidence of the first garbled assistant text (with ``message_index`` and ``part``), or None."""
+    def find_soup(self, messages: list[Any], *, texts: list[str] | None = None) -> Evidence | None:
+        """Evidence of the first garbled assistant text (with ``message_index`` and ``part``), or None.
+
+        ``texts`` (each message's text) may come precomputed from a fused scan.
+        """
         for i, m in enumerate(messages):
             if not isinstance(m, dict) or m.get("role") != "assistant":
                 continue
-            parts = [("content", message_text(m.get("content")))]
+            parts = [("content", texts[i] if texts is not None else message_text(m.get("content")))]
             if self.params.scan_reasoning:
                 parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
             for part, text in parts:
