@@ -42,6 +42,7 @@ DROP_REASONS: dict[str, str] = {
     "lang_match": "the assistant answers in a different script family than the user asked in",
     "agent_min_visible": "an agent row shows too little assistant output (a well-formed tool call counts in full)",
     "sensitive_words": "a message contains a word of the sensitive-word list",
+    "template_unfit": "the row does not render through the chat template with its tool calls, results and text intact",
 }
 
 
