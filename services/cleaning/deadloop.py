@@ -72,7 +72,7 @@ _SPEECH_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*
 # Script lines of requested fiction: "SAM: Hmm, wait." / "민수: 음..." / "甲：嗯……".
 _DIALOGUE_LINE_RE = re.compile(r"^[ \t]*[^\s:：「」\"“]{1,20}[ \t]*[:：][^\n]*$", re.M)
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_ITEM_SPLIT_RE = re.compile(r"[\n,，、;；]")
+_ITEM_SEPARATORS = (",", "，", "、", ";", "；")
 _MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
 _ITEM_STRIP = " \t.。!！?？:：-*•"
 _REQUEST_CHARS = 2000  # the head of a request says what it asks for
@@ -100,20 +100,23 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
         return None
     if "```" in text:
         text = _FENCE_RE.sub("\n", text)
-    low = text.lower()
-    raw = _ITEM_SPLIT_RE.split(low)
+    # str.replace + split run in C, several times faster than a regex split or translate.
+    for sep in _ITEM_SEPARATORS:
+        if sep in text:
+            text = text.replace(sep, "\n")
+    raw = text.split("\n")
     if len(raw) < min_repeats:
         return None
     # Cheap screen in C: equal items share their last two characters (list markers only change
     # the head), so without min_repeats equal tails no item can repeat that often.
-    tails = Counter(map(_TAIL, map(_RSTRIP, raw)))
+    tails = Counter(map(str.lower, map(_TAIL, map(_RSTRIP, raw))))
     tails.pop("", None)
     if not tails or tails.most_common(1)[0][1] < min_repeats:
         return None
     counts: dict[str, int] = {}
     total = 0
     for part in raw:
-        item = _MARKER_RE.sub("", part).strip(_ITEM_STRIP)
+        item = _MARKER_RE.sub("", part).strip(_ITEM_STRIP).lower()
         # Table rows and markup tokens (<|im_start|>) are left to the other checks.
         if len(item) < 2 or item[0] in "|<[" or not any(c.isalpha() for c in item):
             continue

@@ -213,6 +213,9 @@ _SCRIPT_PRESENT = (re.compile("[A-Za-z]"), re.compile("[\u3040-\u30ff\u4e00-\u9f
                    re.compile("[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]"))
 
 
+_RARE_SCRIPT = re.compile("[\uac00-\ud7a3\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]")
+
+
 def _script_of(ch: str) -> int:
     c = ord(ch)
     return int(_BUCKET[c]) if c < 0x10000 else _OTHER
@@ -226,8 +229,11 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
     sentences hold ``min_share`` of its letters. Script chaos (per character) misses this:
     each word is several letters of one script.
     """
-    if text.isascii() or sum(1 for rx in _SCRIPT_PRESENT if rx.search(text)) < _SALAD_MIN_SCRIPTS - 1:
-        return None  # the cheap screen: salad needs three scripts, and most text has one or two
+    # The cheap screen: three script families need hangul or a non-CJK script (Latin and CJK
+    # alone are two), and that one search fails on almost all Chinese and Japanese text.
+    if text.isascii() or not _RARE_SCRIPT.search(text) or \
+            sum(1 for rx in _SCRIPT_PRESENT if rx.search(text)) < _SALAD_MIN_SCRIPTS - 1:
+        return None
     buckets = _letter_buckets(text)
     if len(buckets) < 30:
         return None
