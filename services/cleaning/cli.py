@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import typer
 import yaml
 from rich.console import Console
@@ -15,7 +16,7 @@ from services.cleaning.local import LocalSummary, clean_jsonl, count_lines
 from services.cleaning.runner import DedupOptions, build_steps
 from shared.errors import TrajforgeError
 
-__all__ = ["clean", "load_pipeline", "register"]
+__all__ = ["clean", "explain_table", "load_pipeline", "register"]
 
 console = Console(stderr=True)
 
@@ -40,6 +41,34 @@ def _table(summary: LocalSummary) -> Table:
     return table
 
 
+def _explain_value(value: object) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text.replace("\n", "\\n")
+
+
+def explain_table(dropped_path: Path, limit: int) -> Table:
+    """The first ``limit`` dropped rows with step, reason and the evidence of what fired."""
+    table = Table(title=f"why rows were dropped (first {limit})")
+    for col in ("row", "step", "reason", "check"):
+        table.add_column(col, no_wrap=True)
+    for col in ("evidence", "window"):
+        table.add_column(col, overflow="fold", ratio=1)
+    with open(dropped_path, "rb") as fh:
+        for n, line in enumerate(fh):
+            if n >= limit:
+                break
+            row = orjson.loads(line)
+            ev = row.get("drop_evidence") or {}
+            details = {k: v for k, v in ev.items() if k not in ("check", "window")}
+            if row.get("drop_detail"):
+                details["detail"] = row["drop_detail"]
+            ident = row.get("id", row.get("line", n))
+            table.add_row(_explain_value(ident), str(row.get("drop_step")), str(row.get("drop_reason")),
+                          str(ev.get("check", "-")), ", ".join(f"{k}={_explain_value(v)}" for k, v in details.items()),
+                          _explain_value(ev.get("window", ""))[:160])
+    return table
+
+
 def clean(
     src: Path = typer.Argument(..., exists=True, dir_okay=False, help="Input JSONL."),
     output: Path = typer.Option(..., "-o", "--output", help="Kept rows (JSONL)."),
@@ -50,6 +79,8 @@ def clean(
     near_dedup: bool = typer.Option(False, "--near-dedup", help="Also drop near duplicates (MinHash)."),
     batch_size: int = typer.Option(2000, min=1, help="Rows per batch."),
     max_line_bytes: int = typer.Option(32 * 1024 * 1024, min=1, help="Longer lines become invalid_row drops."),
+    explain: bool = typer.Option(False, "--explain", help="Print each dropped row's evidence (what fired, where)."),
+    explain_limit: int = typer.Option(50, min=1, help="How many dropped rows --explain prints."),
 ) -> None:
     """Clean a JSONL file locally: kept rows to -o, dropped rows with step and reason to --dropped."""
     try:
@@ -67,6 +98,8 @@ def clean(
     console.print(_table(summary))
     console.print(f"kept {summary.kept} / dropped {summary.dropped} / invalid {summary.invalid} / "
                   f"total {summary.total}")
+    if explain:
+        console.print(explain_table(dropped, explain_limit))
 
 
 def register(app: typer.Typer) -> None:

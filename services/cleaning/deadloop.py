@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import orjson
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.markers import (
@@ -15,6 +18,7 @@ from services.cleaning.markers import (
     hesitation_upper_bound,
 )
 from services.cleaning.params import ParamStep, StepParams
+from services.cleaning.requests import asks_for_fiction
 from services.cleaning.text import (
     cjk_ratio,
     is_agent_row,
@@ -24,25 +28,106 @@ from services.cleaning.text import (
     split_think,
 )
 
-__all__ = ["DeadLoopFilter", "DeadLoopParams", "ngram_repetition", "repetition_exceeds"]
-
+__all__ = ["DeadLoopFilter", "DeadLoopParams", "ngram_repetition", "repeated_item", "repetition_exceeds"]
 
 
 class DeadLoopParams(StepParams):
-    """Thresholds of DeadLoopFilter: a response profile and a laxer think profile."""
+    """Thresholds of DeadLoopFilter: a response profile and a laxer think profile.
 
-    response_density: float = Field(7.0, description="Hesitation markers per 1000 chars (strict >).")
-    think_density: float = Field(15.0, description="Same, for thinking text.")
+    Each threshold also accepts the reference's keyword (``hesitation_density_threshold``,
+    ``cascade_threshold``, ``repetition_threshold``, ``think_hesitation_density_threshold``,
+    ``think_repetition_threshold``): the same field under its other name.
+    """
+
+    response_density: float = Field(
+        7.0, validation_alias=AliasChoices("response_density", "hesitation_density_threshold"),
+        description="Hesitation markers per 1000 chars (strict >); alias hesitation_density_threshold.")
+    think_density: float = Field(
+        15.0, validation_alias=AliasChoices("think_density", "think_hesitation_density_threshold"),
+        description="Same, for thinking text; alias think_hesitation_density_threshold.")
     min_markers: int = Field(3, ge=1, description="Density fires only with at least this many markers.")
-    response_cascade_k: int = Field(5, ge=2, description="k cascade markers within the window.")
+    response_cascade_k: int = Field(
+        5, ge=2, validation_alias=AliasChoices("response_cascade_k", "cascade_threshold"),
+        description="k cascade markers within the window; alias cascade_threshold.")
     think_cascade_k: int = Field(20, ge=2, description="Same, for thinking text.")
     cascade_window: int = Field(800, ge=1, description="Window of the cascade signal in chars.")
-    response_repetition: float = Field(0.45, description="Max n-gram repetition ratio (strict >).")
-    think_repetition: float = Field(0.65, description="Same, for thinking text.")
+    response_repetition: float = Field(
+        0.45, validation_alias=AliasChoices("response_repetition", "repetition_threshold"),
+        description="Max n-gram repetition ratio (strict >); alias repetition_threshold.")
+    think_repetition: float = Field(
+        0.65, validation_alias=AliasChoices("think_repetition", "think_repetition_threshold"),
+        description="Same, for thinking text; alias think_repetition_threshold.")
     ngram_size: int = Field(8, ge=2, description="n of the repetition n-grams.")
     min_ngram_words: int = Field(30, ge=1, description="Repetition needs this many words (x n chars for CJK).")
     check_agent_rows: bool = Field(True, description="Also check text turns of agent rows.")
     max_repeated_tool_calls: int = Field(4, ge=0, description="Same call N times in a row is a loop (0 = off).")
+    max_item_repeats: int = Field(10, ge=0, description="One list item or line this many times is a loop (0 = off).")
+    item_repeat_share: float = Field(0.5, gt=0, le=1, description="...and at least this share of all items.")
+
+
+Evidence = dict[str, Any]
+
+# Quoted speech is a character's voice, not the assistant's: its "um, wait" are not counted.
+_SPEECH_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|‘[^’\n]*’')
+# Script lines of requested fiction: "SAM: Hmm, wait." / "민수: 음..." / "甲：嗯……".
+_DIALOGUE_LINE_RE = re.compile(r"^[ \t]*[^\s:：「」\"“]{1,20}[ \t]*[:：][^\n]*$", re.M)
+_FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_ITEM_SEPARATORS = (",", "，", "、", ";", "；")
+_MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
+_ITEM_STRIP = " \t.。!！?？:：-*•"
+_REQUEST_CHARS = 2000  # the head of a request says what it asks for
+_TAIL = itemgetter(slice(-2, None))
+_RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
+
+
+def _narration(text: str, fiction: bool) -> str:
+    """The text in the assistant's own voice: quoted speech (and, in fiction, script lines) removed."""
+    if fiction:
+        text = _DIALOGUE_LINE_RE.sub(" ", text)
+    if '"' in text or not text.isascii():
+        text = _SPEECH_RE.sub(" ", text)
+    return text
+
+
+def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -> Evidence | None:
+    """Evidence that one list item (or line, or comma-separated entry) fills the text, or None.
+
+    Items are lines and comma/semicolon-separated entries outside code, with list markers
+    (``1.``, ``-``, ``①``) stripped, so "1. Banana / 2. Banana / ..." is one item repeated even
+    though no two lines are equal. Code is left out: repeated ``pass`` or ``}`` lines are normal.
+    """
+    if not min_repeats or len(text) < 2 * min_repeats:
+        return None
+    if "```" in text:
+        text = _FENCE_RE.sub("\n", text)
+    # str.replace + split run in C, several times faster than a regex split or translate.
+    for sep in _ITEM_SEPARATORS:
+        if sep in text:
+            text = text.replace(sep, "\n")
+    raw = text.split("\n")
+    if len(raw) < min_repeats:
+        return None
+    # Cheap screen in C: equal items share their last two characters (list markers only change
+    # the head), so without min_repeats equal tails no item can repeat that often.
+    tails = Counter(map(str.lower, map(_TAIL, map(_RSTRIP, raw))))
+    tails.pop("", None)
+    if not tails or tails.most_common(1)[0][1] < min_repeats:
+        return None
+    counts: dict[str, int] = {}
+    total = 0
+    for part in raw:
+        item = _MARKER_RE.sub("", part).strip(_ITEM_STRIP).lower()
+        # Table rows and markup tokens (<|im_start|>) are left to the other checks.
+        if len(item) < 2 or item[0] in "|<[" or not any(c.isalpha() for c in item):
+            continue
+        total += 1
+        counts[item] = counts.get(item, 0) + 1
+    if not counts:
+        return None
+    item, k = max(counts.items(), key=lambda kv: kv[1])
+    if k < min_repeats or k < min_share * total:
+        return None
+    return {"check": "repeated_item", "item": item[:120], "count": k, "items": total}
 
 
 def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
@@ -96,9 +181,23 @@ def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: in
     return 1.0 - len(seen) / total > threshold
 
 
-def _cascade(text: str, low: str, k: int, window: int) -> bool:
+def _cascade_span(text: str, low: str, k: int, window: int) -> tuple[int, int] | None:
     starts = count_cascade_starts(text, low)
-    return any(starts[i + k - 1] - starts[i] <= window for i in range(len(starts) - k + 1))
+    for i in range(len(starts) - k + 1):
+        if starts[i + k - 1] - starts[i] <= window:
+            return starts[i], starts[i + k - 1]
+    return None
+
+
+def _top_ngram(text: str, n: int, min_words: int) -> str:
+    """The most repeated n-gram, as text (evidence of a repetition drop)."""
+    tokens = _tokens(text, n, min_words)
+    if tokens is None:
+        return ""
+    grams = Counter(tokens[i:i + n] if isinstance(tokens, str) else tuple(tokens[i:i + n])
+                    for i in range(len(tokens) - n + 1))
+    gram, _ = grams.most_common(1)[0]
+    return gram if isinstance(gram, str) else " ".join(gram)
 
 
 class DeadLoopFilter(ParamStep[DeadLoopParams]):
@@ -107,31 +206,59 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
     Params = DeadLoopParams
 
     def process(self, rows: list[Row]) -> StepOutput:
-        """Keep rows whose assistant turns are not stuck."""
+        """Keep rows whose assistant turns are not stuck; a drop carries what fired as evidence."""
         kept, dropped = [], []
         for row in rows:
             msgs = row.get("messages")
-            if isinstance(msgs, list) and self.is_stuck_row(msgs):
-                dropped.append(self.drop(row, "dead_loop"))
+            found = self.find_stuck(msgs) if isinstance(msgs, list) else None
+            if found is not None:
+                dropped.append(self.drop(row, "dead_loop", found))
             else:
                 kept.append(row)
         return kept, dropped
 
     def is_stuck_row(self, messages: list[Any]) -> bool:
         """True if any assistant turn is stuck, or a tool call loops."""
-        agent = is_agent_row(messages)
-        if agent and not self.params.check_agent_rows:
-            return False
-        assts = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
-        if agent and self._tool_loop(assts):
-            return True
-        return any(self.is_stuck_message(m) for m in assts)
+        return self.find_stuck(messages) is not None
 
-    def _tool_loop(self, assts: list[dict[str, Any]]) -> bool:
+    def find_stuck(self, messages: list[Any], *, agent: bool | None = None,
+                   texts: list[str] | None = None) -> Evidence | None:
+        """Evidence of the first stuck assistant turn or tool-call loop, or None.
+
+        ``agent`` and ``texts`` (each message's text) may come precomputed from a fused scan.
+        """
+        if agent is None:
+            agent = is_agent_row(messages)
+        if agent and not self.params.check_agent_rows:
+            return None
+        if agent:
+            loop = self._tool_loop(messages)
+            if loop is not None:
+                return loop
+        user: Any = None
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict):
+                continue
+            if m.get("role") == "user":
+                user = m.get("content")
+            elif m.get("role") == "assistant":
+                text = texts[i] if texts is not None else None
+                found = self.stuck_evidence(m, text=text)
+                # Only a turn that hesitates asks whether fiction was requested (most never do).
+                if found is not None and found["check"] in ("hesitation", "cascade") and \
+                        asks_for_fiction(message_text(user)[:_REQUEST_CHARS]):
+                    found = self.stuck_evidence(m, fiction=True, text=text)
+                if found is not None:
+                    return {**found, "message_index": i}
+        return None
+
+    def _tool_loop(self, messages: list[Any]) -> Evidence | None:
         limit, run, last = self.params.max_repeated_tool_calls, 0, None
         if not limit:
-            return False
-        for a in assts:
+            return None
+        for i, a in enumerate(messages):
+            if not isinstance(a, dict) or a.get("role") != "assistant":
+                continue
             calls = normalize_tool_calls(a.get("tool_calls"))
             if not calls:
                 continue  # text turns between calls do not break a loop
@@ -139,26 +266,56 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
             run = run + 1 if key == last else 1
             last = key
             if run >= limit:
-                return True
-        return False
+                fn = calls[0].get("function")
+                name = fn.get("name") if isinstance(fn, dict) else None
+                return {"check": "tool_loop", "call": name, "repeats": run, "message_index": i,
+                        "window": key.decode()[:120]}
+        return None
 
-    def is_stuck_message(self, msg: dict[str, Any]) -> bool:
+    def is_stuck_message(self, msg: dict[str, Any], *, fiction: bool = False) -> bool:
         """True if the think part or the response part of one assistant turn is stuck."""
-        think, response = split_think(message_text(msg.get("content")))
+        return self.stuck_evidence(msg, fiction=fiction) is not None
+
+    def stuck_evidence(self, msg: dict[str, Any], *, fiction: bool = False,
+                       text: str | None = None) -> Evidence | None:
+        """Evidence that the think or response part of one assistant turn is stuck, or None.
+
+        ``fiction``: the user asked for a story or dialogue, so script lines are characters
+        speaking; their hesitations are not the assistant's.
+        """
+        think, response = split_think(message_text(msg.get("content")) if text is None else text)
         if not think:
             think = reasoning_of(msg).strip()
         p = self.params
-        return self._stuck(think, p.think_density, p.think_cascade_k, p.think_repetition) or \
-            self._stuck(response, p.response_density, p.response_cascade_k, p.response_repetition)
+        found = self._stuck(think, p.think_density, p.think_cascade_k, p.think_repetition, fiction)
+        if found is not None:
+            return {**found, "part": "think"}
+        found = self._stuck(response, p.response_density, p.response_cascade_k, p.response_repetition, fiction)
+        return None if found is None else {**found, "part": "response"}
 
-    def _stuck(self, text: str, density: float, k: int, repetition: float) -> bool:
+    def _stuck(self, text: str, density: float, k: int, repetition: float, fiction: bool) -> Evidence | None:
         if not text:
-            return False
+            return None
         p = self.params
         low = text.lower()
         needed = max(p.min_markers, int(density * len(text) / 1000) + 1)
-        if hesitation_upper_bound(text, low) >= needed and count_hesitations(text, low) >= needed:
-            return True
-        if cascade_upper_bound(text, low) >= k and _cascade(text, low, k, p.cascade_window):
-            return True
-        return repetition_exceeds(text, repetition, n=p.ngram_size, min_words=p.min_ngram_words)
+        # Markers are counted in the assistant's own voice only; the density stays per the whole text.
+        if hesitation_upper_bound(text, low) >= needed:
+            own = _narration(text, fiction)
+            own_low = own.lower() if own is not text else low
+            n = count_hesitations(own, own_low)
+            if n >= needed:
+                return {"check": "hesitation", "markers": n, "density": round(1000 * n / len(text), 2),
+                        "threshold": density, "window": own.strip()[:120]}
+        if cascade_upper_bound(text, low) >= k:
+            own = _narration(text, fiction)
+            own_low = own.lower() if own is not text else low
+            span = _cascade_span(own, own_low, k, p.cascade_window)
+            if span is not None:
+                return {"check": "cascade", "markers": k, "window_chars": p.cascade_window,
+                        "window": own[span[0]:span[1] + 20][:160]}
+        if repetition_exceeds(text, repetition, n=p.ngram_size, min_words=p.min_ngram_words):
+            return {"check": "repetition",
+                    "ratio": round(ngram_repetition(text, n=p.ngram_size, min_words=p.min_ngram_words), 4),
+                    "threshold": repetition, "ngram": _top_ngram(text, p.ngram_size, p.min_ngram_words)}
+        return repeated_item(text, min_repeats=p.max_item_repeats, min_share=p.item_repeat_share)

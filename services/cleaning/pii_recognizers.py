@@ -228,6 +228,23 @@ class JpMyNumberRecognizer(_Recognizer):
         return jp_my_number_checksum_ok(pattern_text)
 
 
+class StreetAddressRecognizer(_Recognizer):
+    """English street addresses: a house number, one to four capitalised words and a street type.
+
+    ``12 Baker Street``, ``1600 Pennsylvania Avenue NW``, ``221B Baker St.``; spaCy's English
+    model tags the street alone (FAC) or nothing, so the number and the street go together here.
+    """
+
+    ENTITY = "STREET_ADDRESS"
+    PATTERNS = [Pattern(
+        "street_address",
+        r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][a-z]+\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln"
+        r"|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Square|Sq|Parkway|Pkwy|Highway|Hwy)\b\.?"
+        r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\w+)?",
+        0.6)]
+    CONTEXT = ["address", "live", "lives", "street", "mail", "ship", "deliver"]
+
+
 @lru_cache(maxsize=1)
 def _offline_extractor() -> tldextract.TLDExtract:
     # The bundled suffix snapshot only: no fetch of the public list, no cache dir writes.
@@ -310,6 +327,7 @@ def pattern_recognizers(
             JpPhoneRecognizer,
             KrPhoneRecognizer,
             JpMyNumberRecognizer,
+            StreetAddressRecognizer,
         )
     ]
     builtin: list[EntityRecognizer] = [

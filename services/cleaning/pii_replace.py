@@ -35,6 +35,7 @@ _PHONE = lambda f: f.phone_number()  # noqa: E731
 _FAKERS: dict[str, Callable[[Faker], str]] = {
     "PERSON": lambda f: f.name(),
     "LOCATION": lambda f: f.city(),
+    "STREET_ADDRESS": lambda f: f.street_address(),
     "ORGANIZATION": lambda f: f.company(),
     "EMAIL_ADDRESS": lambda f: f.email(),
     "PHONE_NUMBER": _PHONE,

@@ -109,9 +109,9 @@ class QualityPreprocessor:
         stats = []
         with gc_paused():
             for step in self.pipeline:
-                rows, step_dropped, stat = self._run_step(step, rows)
+                rows, step_dropped, step_stats = self._run_step(step, rows)
                 dropped.extend(step_dropped)
-                stats.append(stat)
+                stats.extend(step_stats)
         if self._log is not None:
             self._log.write(invalid + dropped)
         # model_construct: the rows are plain JSON values already; validating would deep-copy them.
@@ -130,11 +130,15 @@ class QualityPreprocessor:
         return rows, invalid
 
     @staticmethod
-    def _run_step(step: Step, rows: list[Row]) -> tuple[list[Row], list[Row], StepStats]:
+    def _run_step(step: Step, rows: list[Row]) -> tuple[list[Row], list[Row], list[StepStats]]:
+        fused = getattr(step, "process_with_stats", None)
+        if fused is not None:  # several steps in one pass report one stat each
+            kept, dropped, stats = fused(rows)
+            return kept, dropped, stats
         start = time.perf_counter()
         kept, dropped = step(rows) if rows else ([], [])
         seconds = time.perf_counter() - start
         reasons = Counter(str(r.get("drop_reason")) for r in dropped)
         stat = StepStats(step=_step_name(step), rows_in=len(rows), rows_out=len(kept),
                          dropped=dict(reasons), seconds=round(seconds, 6))
-        return kept, dropped, stat
+        return kept, dropped, [stat]

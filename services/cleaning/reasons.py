@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
 
-DROP_REASONS_VERSION = "2"
+DROP_REASONS_VERSION = "3"
 
 INVALID_ROW = "invalid_row"
 
@@ -19,17 +19,18 @@ DROP_REASONS: dict[str, str] = {
     "no_user": "the conversation has no user message",
     "no_assistant": "no assistant message with a payload remains after trimming the tail",
     "trivial_single_turn": "one user turn that is a greeting or a very short simple question",
-    "shallow_reply": "one user and one short assistant reply without reasoning or tool calls",
+    "shallow_reply": "one user and one short assistant reply without reasoning or tool calls, not asked to be short",
     "all_empty_assistant": "every assistant turn is empty (no text, media, reasoning or calls)",
     "system_deny_keyword": "the system prompt contains a configured deny keyword (whole word)",
     "round_too_long": "one message is longer than max_chars_per_round",
     "total_too_long": "all messages together are longer than max_total_chars",
     "too_many_rounds": "more user/assistant rounds than max_rounds",
-    "dead_loop": "an assistant turn hesitates, cascades corrections, repeats itself or loops a tool call",
+    "dead_loop": ("an assistant turn hesitates, cascades corrections, repeats itself or one list item,"
+                  " or loops a tool call"),
     "duplicate": "the same conversation was already kept (global dedup)",
     "near_duplicate": "a near copy (MinHash Jaccard at or above the threshold) of a kept conversation",
     "refusal": "an assistant turn refuses the task",
-    "token_soup": "an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos)",
+    "token_soup": "an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos or salad)",
     "model_not_allowed": "the row's model id is not in the allowed families",
     "no_key_rounds": "the intent classifier found no key round",
     "score_no_context": "no round of the row could be scored",
@@ -39,8 +40,9 @@ DROP_REASONS: dict[str, str] = {
     "tool_matching": "tool results do not match the ids of the assistant's tool calls",
     "content_integrity": "empty assistant/system turns, oversized messages, bad tool names or arguments, repeats",
     "lang_match": "the assistant answers in a different script family than the user asked in",
-    "agent_min_visible": "an agent row shows too little assistant text and reasoning",
+    "agent_min_visible": "an agent row shows too little assistant output (a well-formed tool call counts in full)",
     "sensitive_words": "a message contains a word of the sensitive-word list",
+    "template_unfit": "the row does not render through the chat template with its tool calls, results and text intact",
 }
 
 

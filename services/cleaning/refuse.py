@@ -18,16 +18,19 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
+from services.cleaning.requests import asks_for_composition, letter_start
 from services.cleaning.text import THINK_BLOCK_RE, is_agent_row, message_text
 
-__all__ = ["RefuseFilter", "RefuseParams", "is_refusal"]
+__all__ = ["RefuseFilter", "RefuseParams", "is_refusal", "refusal_evidence"]
+
+Evidence = dict[str, Any]
 
 _TASK = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill|comply|address"
          r"|process|complete|handle|discuss|support|write|share|engage)")
 _CANT = (r"(?:can'?t(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough))|cannot(?!\s+(?:wait|stress|"
          r"believe|emphasi[sz]e|recommend\s+enough))|(?:am|are)\s+not\s+able\s+to|won'?t|will\s+not"
          r"|(?:am|are)\s+unable\s+to|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
-         r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to)")
+         r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to)")
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
 _SELF = _NOT_COND + r"\b(?:I|we|I'm|we're)\b"
 
@@ -83,10 +86,46 @@ _HARD = re.compile("|".join([p for _, p in _HARD_EN] + list(_HARD_CJK)), _FLAGS)
 # ASCII windows: one regex per English family, behind its word gate; CJK families cannot match.
 _SOFT_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _SOFT_EN)
 _HARD_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _HARD_EN)
+# An AI-identity disclaimer with an inability ("as an AI language model, I cannot ..."): a
+# soft refusal in every language (a pivot to an answer still cancels it).
+_AI_SELF = re.compile(
+    r"\bas\s+an?\s+(?:AI|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)\b.{0,40}?"
+    r"\bI(?:'m|\s+am)?\s+(?:can'?t|cannot|(?:not\s+able|unable)\s+to|won'?t|do\s*n[o']?t\s+have\s+the\s+(?:ability|capability))"
+    r"|(?:作为|身为|我是)(?:一(?:个|名|款))?\s*(?:AI|人工智能|语言模型|大模型)[^，,。！!]{0,20}[，,]?[^。！!]{0,30}?"
+    r"(?:无法|不能|不可以|没有办法|没办法|不具备)"
+    r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*(?:として|である私|なので|のため|ですので|の私)[^。]{0,50}?"
+    r"(?:できません|できかねます|いたしかねます|致しかねます|不可能です)"
+    r"|(?:AI|인공지능|언어\s*모델)\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇)?\s*(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저는)"
+    r"[^.!?]{0,50}?(?:수(?:는|가)?\s*없|어렵습니다|불가능)",
+    _FLAGS,
+)
+# Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
+# when it offers lesser help instead ("I won't write it for you, but I can outline ...").
+_DECLINE = re.compile(
+    _SELF + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t|cannot|won'?t|will\s+not"
+    r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
+    r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
+    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절",
+    _FLAGS,
+)
+_ETHICS = re.compile(
+    r"\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
+    r"|\bagainst\s+(?:the\s+)?(?:rules|law|honou?r\s+code)|\bhonou?r\s+code\b"
+    r"|学术(?:诚信|不端|造假|道德)|作弊|抄袭|剽窃|代写|不道德|违法|违反(?:法律|规定|学术|诚信)"
+    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법",
+    _FLAGS,
+)
+# Every _AI_SELF match contains one of these (lowercased): the cheap gate before its regex.
+_AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델")
+_ETHICS_REACH = 250
+_REQUEST_CHARS = 2000  # the head of a request says what it asks for
+_DECLINE_HEAD = 200
+
 _PIVOT = re.compile(
     r"\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
-    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|대신|(?<![가-힣])하지만",
+    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|대신|(?<![가-힣])하지만"
+    r"|(?:없|않|어렵)지만",
     re.I,
 )
 
@@ -102,10 +141,12 @@ _POLICY_REASON = re.compile(
 )
 
 # Cheap substring screen: a window without any of these cannot match a family above.
-_TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "declin", "refus", "not allowed",
+_TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "not going to", "declin", "refus",
+                "not allowed",
                 "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something")
-_TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "不适合", "不被", "违反", "不当", "不合适", "超出",
+_TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
+                 "违反", "不当", "不合适", "超出", "不可能",
                  "できません", "かねます", "お断り", "辞退", "없", "어렵", "불가", "거절", "거부")
 
 
@@ -124,37 +165,83 @@ def _gate_open(low: str, gate: tuple[tuple[str, ...], ...]) -> bool:
     return all(any(map(low.__contains__, words)) for words in gate)
 
 
-def _is_hard(window: str, low: str) -> bool:
+def _hard_match(window: str, low: str) -> re.Match[str] | None:
     if not window.isascii():
-        return _HARD.search(window) is not None
-    return any(_gate_open(low, gate) and rx.search(window) for gate, rx in _HARD_EN_RX)
+        return _HARD.search(window)
+    for gate, rx in _HARD_EN_RX:
+        if _gate_open(low, gate) and (m := rx.search(window)):
+            return m
+    return None
 
 
-def _soft_start(window: str, low: str) -> int | None:
-    # Where the whole alternation would match first: the earliest start of any family.
+def _soft_match(window: str, low: str) -> re.Match[str] | None:
+    # The earliest match of any soft family (the AI-identity family included).
+    found: list[re.Match[str]] = []
     if not window.isascii():
-        match = _SOFT.search(window)
-        return match.start() if match else None
-    starts = [m.start() for gate, rx in _SOFT_EN_RX if _gate_open(low, gate) and (m := rx.search(window))]
-    return min(starts) if starts else None
+        if (m := _SOFT.search(window)) is not None:
+            found.append(m)
+    else:
+        found += [m for gate, rx in _SOFT_EN_RX if _gate_open(low, gate) and (m := rx.search(window))]
+    if any(map(low.__contains__, _AI_WORDS)) and (m := _AI_SELF.search(window)):
+        found.append(m)
+    return min(found, key=lambda x: x.start()) if found else None
 
 
-def is_refusal(text: str, *, check_window: int = 600, agent: bool = False) -> bool:
-    """True if the first ``check_window`` chars (think blocks removed) refuse the task."""
+def _ethical_decline(window: str) -> re.Match[str] | None:
+    # A decline opens the reply; "cannot replace human thought ... ethics" deep in an essay or
+    # a requested dialogue is content, not a refusal.
+    for m in _DECLINE.finditer(window, 0, _DECLINE_HEAD + 40):
+        if m.start() > _DECLINE_HEAD:
+            break
+        if _ETHICS.search(window, max(0, m.start() - _ETHICS_REACH), m.end() + _ETHICS_REACH):
+            return m
+    return None
+
+
+def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
+                     composition: bool = False) -> Evidence | None:
+    """Evidence that the first ``check_window`` chars (think blocks removed) refuse the task, or None.
+
+    ``composition``: the user asked for a letter or message; refusal words inside the written
+    piece ("I'm sorry, I cannot attend") belong to it, so only the text before its subject or
+    salutation line is judged.
+    """
     if check_window <= 0 or not text:
-        return False
+        return None
     if "<" in text:
         text = THINK_BLOCK_RE.sub("", text)
     window = text.strip()[:check_window].replace("\u2019", "'")
+    if composition:
+        start = letter_start(window)
+        if start is not None:
+            window = window[:start]
     low = window.lower()
     if not _may_refuse(window, low):
-        return False
-    if _is_hard(window, low):
-        return True
-    start = _soft_start(window, low)
-    if start is None or _PIVOT.search(window, start):
-        return False
-    return not (agent and _POLICY_REASON.search(window))
+        return None
+    hard = _hard_match(window, low)
+    if hard is not None:
+        return _evidence("policy", window, hard)
+    decline = _ethical_decline(window)
+    if decline is not None:
+        ground = _ETHICS.search(window)
+        return {**_evidence("ethical_decline", window, decline), "ground": ground.group(0) if ground else None}
+    soft = _soft_match(window, low)
+    # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
+    # again, as an AI I cannot really feel this"): for it a pivot anywhere cancels.
+    if soft is None or _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start()):
+        return None
+    if agent and _POLICY_REASON.search(window):
+        return None
+    return _evidence("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal", window, soft)
+
+
+def _evidence(kind: str, window: str, m: re.Match[str]) -> Evidence:
+    return {"check": kind, "window": window[max(0, m.start() - 20):m.end() + 40].strip(), "offset": m.start()}
+
+
+def is_refusal(text: str, *, check_window: int = 600, agent: bool = False, composition: bool = False) -> bool:
+    """True if the first ``check_window`` chars (think blocks removed) refuse the task."""
+    return refusal_evidence(text, check_window=check_window, agent=agent, composition=composition) is not None
 
 
 class RefuseParams(StepParams):
@@ -172,28 +259,51 @@ class RefuseFilter(ParamStep[RefuseParams]):
     Params = RefuseParams
 
     def process(self, rows: list[Row]) -> StepOutput:
-        """Keep rows without refusals."""
+        """Keep rows without refusals; a drop carries the refusing window as evidence."""
         kept, dropped = [], []
         for row in rows:
             msgs = row.get("messages")
-            if isinstance(msgs, list) and self.refuses(msgs):
-                dropped.append(self.drop(row, "refusal"))
+            found = self.find_refusal(msgs) if isinstance(msgs, list) else None
+            if found is not None:
+                dropped.append(self.drop(row, "refusal", found))
             else:
                 kept.append(row)
         return kept, dropped
 
     def refuses(self, messages: list[Any]) -> bool:
         """True if a scanned assistant turn refuses."""
+        return self.find_refusal(messages) is not None
+
+    def find_refusal(self, messages: list[Any], *, agent: bool | None = None,
+                     texts: list[str] | None = None) -> Evidence | None:
+        """Evidence of the first refusing assistant turn (with ``message_index`` and ``part``), or None.
+
+        ``agent`` (is this an agent row) and ``texts`` (each message's text) may come precomputed.
+        """
         p = self.params
-        agent = p.agent_policy_exempt and is_agent_row(messages)
-        for m in messages:
-            if not isinstance(m, dict) or m.get("role") != "assistant":
+        agent = p.agent_policy_exempt and (is_agent_row(messages) if agent is None else agent)
+        user: Any = None
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict):
                 continue
-            texts = [message_text(m.get("content"), sep="")]
+            if m.get("role") == "user":
+                user = m.get("content")  # each reply is judged against the request it answers
+                continue
+            if m.get("role") != "assistant":
+                continue
+            content = m.get("content")
+            # Text parts are joined without a separator here; a plain string is the same either way.
+            own = texts[i] if texts is not None and isinstance(content, str) else message_text(content, sep="")
+            parts = [("content", own)]
             if p.scan_reasoning:
-                texts += [v for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
-            if any(is_refusal(t, check_window=p.check_window, agent=agent) for t in texts):
-                return True
-            if not p.scan_all_assistants and texts[0].strip():
-                return False
-        return False
+                parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
+            for part, text in parts:
+                found = refusal_evidence(text, check_window=p.check_window, agent=agent)
+                # Only a reply that refuses asks whether a letter was requested (most never do).
+                if found is not None and asks_for_composition(message_text(user)[:_REQUEST_CHARS]):
+                    found = refusal_evidence(text, check_window=p.check_window, agent=agent, composition=True)
+                if found is not None:
+                    return {**found, "message_index": i, "part": part}
+            if not p.scan_all_assistants and parts[0][1].strip():
+                return None
+        return None

@@ -16,6 +16,7 @@ from services.cleaning.refuse import RefuseFilter
 from services.cleaning.sanity import MessageSanityFilter
 from services.cleaning.score import ScoreFilter
 from services.cleaning.soup import TokenSoupFilter
+from services.cleaning.template_fit import TemplateFitnessFilter
 from shared.errors import InvalidInput
 
 __all__ = ["STEP_REGISTRY", "StepInfo", "StepSpec", "build_pipeline", "build_step",
@@ -31,7 +32,7 @@ def register_step(cls: type[ParamStep[Any]]) -> type[ParamStep[Any]]:
 
 
 for _cls in (MessageNormalizer, MessageSanityFilter, HardFilter, DeadLoopFilter, RefuseFilter,
-             TokenSoupFilter, ModelFilter, IntentClassifier, ScoreFilter):
+             TokenSoupFilter, ModelFilter, IntentClassifier, ScoreFilter, TemplateFitnessFilter):
     register_step(_cls)
 
 

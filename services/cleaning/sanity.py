@@ -168,6 +168,11 @@ def _lang_ok(msgs: list[Msg]) -> bool:
 
 
 def _visible_ok(msgs: list[Msg], floor: int) -> bool:
+    # A well-formed tool call is visible output in full: in function-calling data the call is
+    # the target itself, however short its name and arguments are.
+    if any(m.get("role") == "assistant" and _calls_ok(calls) for m in msgs
+           if (calls := normalize_tool_calls(m.get("tool_calls")))):
+        return True
     text = "".join(message_text(m.get("content")).strip() + reasoning_of(m).strip()
                    for m in msgs if m.get("role") == "assistant")
     # A CJK character carries about as much as 2.5 Latin ones (80 vs 32 in HardFilter).
@@ -204,10 +209,35 @@ class MessageSanityFilter(ParamStep[SanityParams]):
         for row in rows:
             result = self.check(row.get("messages"))
             if isinstance(result, str):
-                dropped.append(self.drop(row, result))
+                dropped.append(self.drop(row, result, self.evidence(row.get("messages"), result)))
             else:
                 kept.append({**row, "messages": result})
         return kept, dropped
+
+    def evidence(self, messages: Any, reason: str) -> dict[str, Any]:
+        """What a failed check saw (computed for dropped rows only, so the fast path stays lean)."""
+        ev: dict[str, Any] = {"check": reason}
+        if not isinstance(messages, list):
+            return ev
+        msgs = [m for m in messages if isinstance(m, dict)]
+        ev["roles"] = [str(m.get("role")) for m in msgs][:40]
+        assts = [message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"]
+        if reason == "agent_min_visible":
+            text = "".join(a.strip() for a in assts)
+            ev.update(visible_chars=len(text), cjk_chars=cjk_count(text), floor=self.params.min_agent_visible_chars,
+                      window=text[:120])
+        elif reason == "lang_match":
+            user = " ".join(message_text(m.get("content")) for m in msgs if m.get("role") in ("user", "system"))
+            ev.update(user_cjk_share=round(_script_share(_prose(user)[:4000])[1], 3),
+                      assistant_cjk_share=round(_script_share(_prose(" ".join(assts))[:4000])[1], 3),
+                      window=" ".join(assts)[:120])
+        elif reason == "sensitive_words" and self._words is not None:
+            hit = next((m for x in msgs if (m := self._words.search(message_text(x.get("content"))))), None)
+            ev.update(word=hit.group(0) if hit else None)
+        elif reason == "content_integrity":
+            ev.update(max_msg_chars=self.params.max_msg_chars,
+                      longest=max((len(message_text(m.get("content"))) for m in msgs), default=0))
+        return ev
 
     def check(self, messages: Any) -> list[Msg] | str:
         """The cleaned messages, or the name of the failing check."""

@@ -49,6 +49,8 @@ class DroppedItem(BaseModel):
     step: str
     reason: str
     detail: str | None = None
+    evidence: dict[str, Any] | None = Field(
+        default=None, description="what fired: the check, the matched window, a density, a repeated n-gram, scripts")
     row: Any
 
 

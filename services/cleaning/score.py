@@ -73,8 +73,11 @@ class ScoreFilter(ParamStep[ScoreFilterParams]):
         for row, rounds in zip(rows, per_row):
             verdicts = [all(res.passed for res in next(it)) for _ in rounds]
             outcome = self._decide(row, rounds, verdicts)
-            (dropped if isinstance(outcome, str) else kept).append(
-                self.drop(row, outcome) if isinstance(outcome, str) else outcome)
+            if isinstance(outcome, str):
+                dropped.append(self.drop(row, outcome, {"check": outcome, "rounds_scored": len(rounds),
+                                                        "rounds_failed": verdicts.count(False)}))
+            else:
+                kept.append(outcome)
         return kept, dropped
 
     def candidate_rounds(self, row_idx: int, row: Row) -> list[Round]:

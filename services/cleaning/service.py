@@ -32,18 +32,18 @@ from shared.settings import Settings
 
 __all__ = ["clean_rows", "list_filters", "to_dropped_item"]
 
-_DROP_KEYS = ("drop_reason", "drop_step", "drop_detail")
+_DROP_KEYS = ("drop_reason", "drop_step", "drop_detail", "drop_evidence")
 
 
 def to_dropped_item(row: Row) -> DroppedItem:
-    """A dropped or invalid row as ``{step, reason, detail, row}`` with the drop keys moved out of the row."""
+    """A dropped or invalid row as ``{step, reason, detail, evidence, row}`` with the drop keys moved out of the row."""
     clean = {k: v for k, v in row.items() if k not in _DROP_KEYS}
     if set(clean) == {"value"} and row.get("drop_reason") == INVALID_ROW:
         body: Any = clean["value"]  # a non-object input comes back as it was sent
     else:
         body = clean
     return DroppedItem(step=str(row.get("drop_step")), reason=str(row.get("drop_reason")),
-                       detail=row.get("drop_detail"), row=body)
+                       detail=row.get("drop_detail"), evidence=row.get("drop_evidence"), row=body)
 
 
 def _clean_sync(body: CleanRequest, dedup: DedupOptions | None) -> CleanResult:

@@ -19,7 +19,10 @@ from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import message_text
 
-__all__ = ["SoupParams", "TokenSoupFilter", "script_chaos", "soup_reason"]
+__all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "script_chaos", "script_salad", "scripts_of", "soup_check",
+           "soup_reason"]
+
+Evidence = dict[str, Any]
 
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PRIVATE_RE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
@@ -54,6 +57,7 @@ def _bmp_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 _BUCKET, _ALNUM = _bmp_tables()
+_DIGIT = np.fromiter((unicodedata.category(chr(c)) == "Nd" for c in range(0x10000)), dtype=bool, count=0x10000)
 
 
 def script_chaos(text: str, *, min_chars: int = 40) -> float:
@@ -81,6 +85,9 @@ class SoupParams(StepParams):
     script_chaos_min_chars: int = Field(40, ge=2, description="Chaos needs this many letters/digits.")
     max_chars: int = Field(0, ge=0, description="0 = whole text; else head and tail halves of this size.")
     expressive_run_length: int = Field(200, ge=20, description="Run length for laughter/!?! runs.")
+    prose_run_length: int = Field(50, ge=20, description="Run length in prose that goes on after the run.")
+    code_run_length: int = Field(200, ge=20, description="Run length inside code or quotations.")
+    script_salad: bool = Field(True, description="Drop multilingual word salad (3+ scripts switching word by word).")
     scan_reasoning: bool = Field(True, description="Also scan reasoning_content/thinking.")
 
 
@@ -91,34 +98,171 @@ def _window(text: str, max_chars: int) -> str:
     return text[:half] + "\n" + text[-half:]
 
 
-def _run_reason(text: str, expressive: int) -> bool:
+# Spans whose runs are quoted material, not output: fenced and inline code, quotations.
+_QUOTED_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』"
+                        r"|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])", re.S)
+_TAIL_RE = re.compile(r"[\s\W_]*")
+
+
+def _in_spans(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a <= start and end <= b for a, b in spans)
+
+
+def _run_check(text: str, p: SoupParams) -> Evidence | None:
+    """The first run of one character that is garbage, with its evidence.
+
+    A run that ends the text (a generation stuck until its limit) counts from 20 characters;
+    a run that prose goes on after counts from ``prose_run_length``; a run inside code or a
+    quotation (``"x" * 30``, a ReDoS input, a padding example) only from ``code_run_length``.
+    """
     if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most runs out
-        return False
-    return any(m.group(1) not in _EXPRESSIVE or len(m.group(0)) >= expressive for m in _RUN_RE.finditer(text))
+        return None
+    spans: list[tuple[int, int]] | None = None
+    for m in _RUN_RE.finditer(text):
+        n = len(m.group(0))
+        if m.group(1) in _EXPRESSIVE and n < p.expressive_run_length:
+            continue
+        tail = _TAIL_RE.fullmatch(text, m.end()) is not None
+        if spans is None:
+            spans = [x.span() for x in _QUOTED_RE.finditer(text)] if n < p.code_run_length else []
+        quoted = _in_spans(spans, m.start(), m.end())
+        limit = p.code_run_length if quoted else (20 if tail else p.prose_run_length)
+        if n >= limit:
+            return {"check": "char_run", "char": m.group(1), "run_length": n, "offset": m.start(),
+                    "quoted": quoted, "at_end": tail, "window": _around(text, m.start(), m.end())}
+    return None
 
 
-def soup_reason(text: str, p: SoupParams) -> str | None:
-    """Name of the first garbling check ``text`` fails, or None."""
+def soup_check(text: str, p: SoupParams) -> Evidence | None:
+    """Evidence of the first garbling check ``text`` fails (``check`` names it), or None."""
     text = _window(text.strip(), p.max_chars)
     if not text:
         return None
     n = len(text)
-    if text.count("\ufffd") / n > p.replacement_char_ratio:
-        return "replacement_char"
+    bad = text.count("\ufffd")
+    if bad / n > p.replacement_char_ratio:
+        return {"check": "replacement_char", "count": bad, "ratio": round(bad / n, 4),
+                "window": _around(text, text.index("\ufffd"), text.index("\ufffd") + 1)}
     # Each ratio check first asks whether one such character exists at all (search stops early).
-    if _CONTROL_RE.search(text) and len(_CONTROL_RE.findall(text)) / n > p.control_char_ratio:
-        return "control_char"
-    if not text.isascii() and _PRIVATE_RE.search(text) and len(_PRIVATE_RE.findall(text)) / n > p.private_use_ratio:
-        return "private_use"
+    if _CONTROL_RE.search(text) and (k := len(_CONTROL_RE.findall(text))) / n > p.control_char_ratio:
+        return {"check": "control_char", "count": k, "ratio": round(k / n, 4)}
+    if not text.isascii() and _PRIVATE_RE.search(text) and \
+            (k := len(_PRIVATE_RE.findall(text))) / n > p.private_use_ratio:
+        return {"check": "private_use", "count": k, "ratio": round(k / n, 4)}
     # Every special token starts with "<" or "[": fewer of those than the limit cannot reach it.
     if text.count("<") + text.count("[") >= p.special_token_count and \
-            len(_SPECIAL_RE.findall(text)) >= p.special_token_count:
-        return "special_tokens"
-    if _run_reason(text, p.expressive_run_length):
-        return "char_run"
+            len(tokens := _SPECIAL_RE.findall(text)) >= p.special_token_count:
+        first = _SPECIAL_RE.search(text)
+        return {"check": "special_tokens", "count": len(tokens), "tokens": sorted(set(tokens))[:5],
+                "window": _around(text, first.start(), first.end()) if first else ""}
+    run = _run_check(text, p)
+    if run is not None:
+        return run
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
-        return "script_chaos"
+        return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
+                "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
+    if p.script_salad:
+        return script_salad(text)
     return None
+
+
+def soup_reason(text: str, p: SoupParams) -> str | None:
+    """Name of the first garbling check ``text`` fails, or None."""
+    found = soup_check(text, p)
+    return None if found is None else str(found["check"])
+
+
+def _around(text: str, start: int, end: int, pad: int = 40) -> str:
+    """The matched span with a little context on each side, at most ~120 characters."""
+    end = min(end, start + 40)
+    return text[max(0, start - pad):end + pad]
+
+
+_SCRIPT_NAMES = {1: "latin", 2: "greek", 3: "cyrillic", 4: "hebrew", 5: "arabic", 6: "devanagari", 7: "thai",
+                 8: "cjk", 9: "hangul", 10: "private", _OTHER: "other"}
+
+
+def _letter_buckets(text: str) -> np.ndarray:
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    bmp = cps < 0x10000
+    idx = np.where(bmp, cps, 0).astype(np.uint16)
+    # Letters only: digits belong to every script, so they never mark a switch.
+    keep = np.where(bmp, _ALNUM[idx] & ~_DIGIT[idx], True)
+    return np.where(bmp, _BUCKET[idx], _OTHER)[keep]
+
+
+def scripts_of(text: str) -> list[str]:
+    """Names of the scripts of the letters of ``text``, most letters first."""
+    if text.isascii():
+        return ["latin"] if any(c.isalpha() for c in text) else []
+    values, counts = np.unique(_letter_buckets(text), return_counts=True)
+    return [_SCRIPT_NAMES[int(v)] for v, _ in sorted(zip(values, counts), key=lambda vc: -vc[1])]
+
+
+# Word salad switches script between words of one sentence; a glossary or a table switches
+# at punctuation (a pipe, a bracket, a colon, a quote), so segments end there.
+_SEGMENT_RE = re.compile(r"[^.!?。！？\n|()（）\[\]「」『』“”\"':：;；/=<>{}]+")
+_WORD_RE = re.compile(r"[^\W\d_]+")
+_SALAD_MIN_SCRIPTS = 3
+_SALAD_MIN_SWITCHES = 6
+_SALAD_LETTERS_PER_SWITCH = 8
+
+
+# Presence of each script family (the "other" family may hold several): a C-speed screen.
+_SCRIPT_PRESENT = (re.compile("[A-Za-z]"), re.compile("[\u3040-\u30ff\u4e00-\u9fff]"), re.compile("[\uac00-\ud7a3]"),
+                   re.compile("[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]"))
+
+
+_RARE_SCRIPT = re.compile("[\uac00-\ud7a3\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]")
+
+
+def _script_of(ch: str) -> int:
+    c = ord(ch)
+    return int(_BUCKET[c]) if c < 0x10000 else _OTHER
+
+
+def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
+    """Evidence of multilingual word salad: sentences whose words hop between 3+ scripts.
+
+    A sentence is salad when its letter runs span at least three scripts and switch script
+    at least six times, once per eight letters or more often; the text is salad when such
+    sentences hold ``min_share`` of its letters. Script chaos (per character) misses this:
+    each word is several letters of one script.
+    """
+    # The cheap screen: three script families need hangul or a non-CJK script (Latin and CJK
+    # alone are two), and that one search fails on almost all Chinese and Japanese text.
+    if text.isascii() or not _RARE_SCRIPT.search(text) or \
+            sum(1 for rx in _SCRIPT_PRESENT if rx.search(text)) < _SALAD_MIN_SCRIPTS - 1:
+        return None
+    buckets = _letter_buckets(text)
+    if len(buckets) < 30:
+        return None
+    values, counts = np.unique(buckets, return_counts=True)
+    if int(np.count_nonzero(counts >= 0.05 * len(buckets))) < _SALAD_MIN_SCRIPTS:
+        return None  # the cheap test: most mixed text has two scripts
+    salad_letters, switches, scripts, first = 0, 0, set(), ""
+    for seg in _SEGMENT_RE.finditer(text):
+        runs: list[tuple[int, int]] = []
+        for word in _WORD_RE.findall(seg.group(0)):
+            for ch in word:
+                s = _script_of(ch)
+                if runs and runs[-1][0] == s:
+                    runs[-1] = (s, runs[-1][1] + 1)
+                else:
+                    runs.append((s, 1))
+        seg_scripts = {s for s, _ in runs}
+        seg_switches = len(runs) - 1
+        letters = sum(n for _, n in runs)
+        if len(seg_scripts) >= _SALAD_MIN_SCRIPTS and seg_switches >= _SALAD_MIN_SWITCHES and \
+                seg_switches * _SALAD_LETTERS_PER_SWITCH >= letters:
+            salad_letters += letters
+            switches += seg_switches
+            scripts |= seg_scripts
+            first = first or seg.group(0).strip()[:120]
+    if salad_letters < min_share * len(buckets):
+        return None
+    return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts), "switches": switches,
+            "salad_share": round(salad_letters / len(buckets), 3), "window": first}
 
 
 # Bytes that are not ASCII letters or digits; deleting them leaves only those (a C-speed count).
@@ -143,24 +287,34 @@ class TokenSoupFilter(ParamStep[SoupParams]):
     Params = SoupParams
 
     def process(self, rows: list[Row]) -> StepOutput:
-        """Keep rows without garbled assistant turns."""
+        """Keep rows without garbled assistant turns; a drop carries the failing check's evidence."""
         kept, dropped = [], []
         for row in rows:
             msgs = row.get("messages")
-            if isinstance(msgs, list) and self.is_soup(msgs):
-                dropped.append(self.drop(row, "token_soup"))
+            found = self.find_soup(msgs) if isinstance(msgs, list) else None
+            if found is not None:
+                dropped.append(self.drop(row, "token_soup", found))
             else:
                 kept.append(row)
         return kept, dropped
 
     def is_soup(self, messages: list[Any]) -> bool:
         """True if any assistant turn is garbled."""
-        for m in messages:
+        return self.find_soup(messages) is not None
+
+    def find_soup(self, messages: list[Any], *, texts: list[str] | None = None) -> Evidence | None:
+        """Evidence of the first garbled assistant text (with ``message_index`` and ``part``), or None.
+
+        ``texts`` (each message's text) may come precomputed from a fused scan.
+        """
+        for i, m in enumerate(messages):
             if not isinstance(m, dict) or m.get("role") != "assistant":
                 continue
-            texts = [message_text(m.get("content"))]
+            parts = [("content", texts[i] if texts is not None else message_text(m.get("content")))]
             if self.params.scan_reasoning:
-                texts += [v for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
-            if any(soup_reason(t, self.params) for t in texts if t):
-                return True
-        return False
+                parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
+            for part, text in parts:
+                found = soup_check(text, self.params) if text else None
+                if found is not None:
+                    return {**found, "message_index": i, "part": part}
+        return None

@@ -84,3 +84,20 @@ def test_empty_file(tmp_path: Path) -> None:
     assert kept == [] and dropped == [] and "total 0" in proc.stderr
     proc, _, _ = _clean(tmp_path / "missing.jsonl", tmp_path)
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+def test_explain_prints_the_evidence_of_each_drop(tmp_path: Path) -> None:
+    labelled = Path(__file__).parent / "data" / "labelled_rows.jsonl"
+    rows = [orjson.loads(x) for x in labelled.read_bytes().splitlines()]
+    picked = [r for r in rows if r["class"] in ("ai_refusal", "word_salad", "list_repeat")]
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(orjson.dumps({"id": r["id"], "messages": r["messages"]}) + b"\n" for r in picked))
+    proc, kept, dropped = _clean(src, tmp_path, "--explain", "--no-dedup")
+    assert proc.returncode == 0, proc.stderr
+    assert len(kept) + len(dropped) == len(picked) and dropped
+    assert all(isinstance(r["drop_evidence"], dict) and r["drop_evidence"]["check"] for r in dropped)
+    out = proc.stderr
+    assert "why rows were dropped" in out
+    for row in dropped:
+        assert row["drop_evidence"]["check"] in out, row
+    assert {"ai_disclaimer", "script_salad", "repeated_item"} <= {r["drop_evidence"]["check"] for r in dropped}

@@ -159,6 +159,9 @@ async def test_job_through_the_api_streams_kept_and_dropped(
         assert all("messages" in orjson.loads(k) and "_tf_row_index" not in orjson.loads(k) for k in kept)
         dups = (await client.get(f"/v1/clean/jobs/{job_id}/dropped", params={"reason": "duplicate"})).content
         assert dups and all(orjson.loads(d)["drop_step"] == "DedupFilter" for d in dups.splitlines())
+        # Every dropped line says what fired; duplicates name their signature.
+        assert all(orjson.loads(d)["drop_evidence"]["check"] for d in dropped)
+        assert all(len(orjson.loads(d)["drop_evidence"]["signature"]) == 32 for d in dups.splitlines())
         summary = (await client.get(f"/v1/clean/jobs/{job_id}/dropped/summary")).json()
         assert sum(i["count"] for i in summary["items"]) == job["dropped"] + job["invalid"]
         assert {"step": "input", "reason": "invalid_row", "count": 4} in summary["items"]

@@ -79,3 +79,29 @@ def test_conversation_text_normalises_and_caps() -> None:
     }
     assert conversation_text(row) == "a b c"
     assert conversation_text(row, max_chars=3) == "a b"
+
+
+def test_disk_index_gives_the_verdicts_of_an_in_memory_lsh(real_rows: list[dict[str, Any]], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datasketch import MinHashLSH
+
+    rows = real_rows[:60] + [_edited(r, i) for i, r in enumerate(real_rows[:15])]
+    step = NearDedupFilter(threshold=0.8)
+    lsh, sketches, expected = MinHashLSH(threshold=0.8, num_perm=step.num_perm), {}, []
+    for row in rows:
+        mh = step.minhash(conversation_text(row))
+        dup = any(mh.jaccard(sketches[k]) >= 0.8 for k in lsh.query(mh))
+        expected.append(not dup)
+        if not dup:
+            sketches[len(sketches)] = mh
+            lsh.insert(len(sketches) - 1, mh)
+    path = tmp_path / "near.sqlite"
+    with step.index(path) as index:
+        got = [index.admit(r) for r in rows]
+        assert len(index) == sum(expected)
+    assert got == expected and not all(got)
+    assert path.stat().st_size > 0  # the signatures went to disk
+    with step.index(path) as reopened:  # and stay there: a reopened index still knows them
+        assert not reopened.admit(rows[0])
+        assert reopened.last_jaccard == 1.0
+    kept, dropped = step(rows)
+    assert dropped and all(d["drop_evidence"]["jaccard"] >= 0.8 for d in dropped)

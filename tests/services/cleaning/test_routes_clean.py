@@ -45,6 +45,24 @@ async def test_clean_keeps_other_keys_and_custom_pipeline(make_client, real_rows
                                                        "trivial_single_turn", "shallow_reply"}
 
 
+async def test_dropped_entries_carry_their_evidence(make_client) -> None:  # type: ignore[no-untyped-def]
+    client = await make_client(SERVICE)
+    refusal = {"id": "r", "messages": [{"role": "user", "content": "预测下一期彩票号码，并说明你的方法"},
+                                       {"role": "assistant", "content": (
+                                           "作为一个AI语言模型，我无法预测彩票号码。彩票的开奖结果完全随机，任何方法都不能提高中奖概率。")}]}
+    salad = {"id": "s", "messages": [{"role": "user", "content": "我的 router 怎么快速 reset？"},
+                                     {"role": "assistant", "content": (
+                                         "First you 需要 найти the кнопку reset と押して 그리고 hold 它 для 10 секунд "
+                                         "seconds 그러면 router будет 再起動 and 모든 настройки 将被 消去 되고.")}]}
+    body = (await client.post("/v1/clean", json={"rows": [refusal, salad]})).json()
+    by_id = {d["row"]["id"]: d for d in body["dropped"]}
+    assert by_id["r"]["reason"] == "refusal" and by_id["r"]["evidence"]["check"] == "ai_disclaimer"
+    assert "无法预测" in by_id["r"]["evidence"]["window"] and by_id["r"]["evidence"]["message_index"] == 1
+    assert by_id["s"]["reason"] == "token_soup" and by_id["s"]["evidence"]["check"] == "script_salad"
+    assert {"latin", "cyrillic", "hangul", "cjk"} <= set(by_id["s"]["evidence"]["scripts"])
+    assert "drop_evidence" not in by_id["r"]["row"]
+
+
 async def test_bad_rows_become_invalid_entries(make_client, real_rows) -> None:  # type: ignore[no-untyped-def]
     client = await make_client(SERVICE)
     rows = [real_rows[0], 7, "text", None, {"id": "x"}, {"messages": "hi"}, {"messages": [{"role": 3}]},

@@ -46,11 +46,21 @@ def test_lang_match_flags_script_mismatch_but_not_json_answers():
 
 
 def test_agent_min_visible_counts_cjk_denser():
-    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "ok", "tool_calls": [call]},
+    # An agent row (it has a tool message) whose assistant shows only text.
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "ok"},
             {"role": "tool", "content": "r", "tool_call_id": "a"}]
     assert _check(msgs) == "agent_min_visible"
     msgs[1]["content"] = "네, 도와드릴 수 있습니다. 성함과 이메일 주소를 알려주세요."  # 33 chars, 24 hangul
+    assert isinstance(_check(msgs), list)
+
+
+def test_a_well_formed_tool_call_is_visible_output():
+    # Function-calling samples: the call is the whole target, however short.
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+    assert isinstance(_check(msgs), list)
+    msgs.append({"role": "tool", "content": "r", "tool_call_id": "a"})
+    msgs.append({"role": "assistant", "content": "ok"})
     assert isinstance(_check(msgs), list)
 
 

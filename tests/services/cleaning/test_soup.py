@@ -49,8 +49,9 @@ def test_filter_scans_reasoning_and_keeps_clean_rows():
 
 
 def test_char_run_is_found_at_every_offset_and_length_limit():
-    # The sampled prefilter must not miss a run wherever it starts.
-    p = SoupParams()
+    # The sampled prefilter must not miss a run wherever it starts (20 = the shortest run limit;
+    # by default a run that prose goes on after needs prose_run_length).
+    p = SoupParams(prose_run_length=20)
     for offset in range(12):
         text = "ab " * 10 + "x" * offset + "z" * 20 + " cd" * 10
         assert soup_reason(text, p) == "char_run", offset

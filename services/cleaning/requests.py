@@ -1,0 +1,96 @@
+"""What a user turn asks for, as the filters need it: a short answer, a written piece, or fiction.
+
+A reply is judged against its request: a one-word reply to "answer in one word" is not
+shallow, "I'm sorry, I cannot attend" inside a decline letter the user asked for is not a
+refusal, and a stammering character in a requested story is not a stuck assistant.
+Each detector is a set of cues per language (en, zh, ja, ko); none depends on one example.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["asks_for_brevity", "asks_for_composition", "asks_for_fiction", "closed_question", "letter_start"]
+
+_I = re.I
+
+# The user bounds the answer: only the number, one word, yes or no, no explanation, briefly.
+_BRIEF = re.compile(
+    r"\b(?:just|only)\s+(?:give\s+|say\s+|write\s+|reply\s+with\s+|answer\s+with\s+)?(?:me\s+)?(?:the\s+|a\s+|one\s+)?"
+    r"(?:number|answer|name|word|result|value|code|letter|digit|year|date|city|country|term|translation|yes|no)s?\b"
+    r"|\b(?:reply|answer|respond)\s+(?:with\s+)?(?:only|just)\b|\b(?:only|just)\s+the\s+\w+(?:,\s*please)?[.!]?\s*$"
+    r"|\b(?:one|single|1|a)[-\s]word\b|\byes\s+or\s+no\b|\btrue\s+or\s+false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
+    r"|\bno\s+(?:explanation|details|elaboration)\b|\bbriefly\b|\bone[-\s](?:line|sentence)\b|\bwithout\s+explanation\b"
+    r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
+    r"|不(?:用|要|需要|必)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
+    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い)|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|はいかいいえ"
+    r"|(?:숫자|이름|단어|답|정답|결과)만|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)",
+    _I,
+)
+# Closed questions whose right answer is short: arithmetic, or a pick among listed options.
+# A hyphen between digits is no operator (dates, ranges, phone numbers) unless spaced as one.
+_CLOSED = re.compile(r"\d\s*(?:[+*×÷^]|\s[-x/]\s|times|plus|minus|乘以?|除以|加|减|더하기|빼기|곱하기|나누기)\s*\d"
+                     r"|\(\s*[A-Da-d]\s*\).+\(\s*[B-Db-d]\s*\)|(?:^|\n)\s*[A-D][.)]\s.+\n\s*[B-D][.)]\s", _I | re.S)
+
+# Written pieces addressed to someone else: letters, emails, messages, replies, notices.
+_PIECE_EN = (r"(?:letter|e-?mail|note|message|text|reply|response|memo|notice|announcement|statement|speech|post"
+             r"|invitation|toast|card|dm|sms)")
+_COMPOSE = re.compile(
+    r"\b(?:write|draft|compose|prepare|create|craft|help\s+me\s+(?:write|draft|word|reply)|reply\s+to|respond\s+to)\b"
+    r".{0,80}?\b" + _PIECE_EN + r"s?\b"
+    r"|(?:写|起草|拟|撰写|编写|帮我回复|回复|代我写|帮我写).{0,30}?(?:信|邮件|函|便条|消息|短信|回复|通知|声明|致辞|公告|文案|请假条|贺卡)"
+    r"|(?:メール|手紙|文面|メッセージ|返信|お詫び状|詫び状|案内状|挨拶文|文章|招待状).{0,20}?(?:書い|作成|考え|作っ|下さい|ください|お願い)"
+    r"|(?:書い|作成し|考え).{0,6}(?:メール|手紙|メッセージ)"
+    r"|(?:메일|편지|문자|메시지|답장|사과문|공지|안내문|초대장|이메일|글).{0,15}?(?:써|작성|만들어|보내)",
+    _I | re.S,
+)
+# The line where the written piece starts: a subject line or a salutation.
+_LETTER_START = re.compile(
+    r"^[ \t]*(?:subject|re|件名|主题|主題|제목)\s*[:：]"
+    r"|^[ \t]*(?:dear|hi|hello|hey|to\s+whom|greetings|good\s+(?:morning|afternoon|evening))\b[^\n]{0,60}$"
+    r"|^[ \t]*(?:尊敬的|亲爱的|敬爱的)[^\n]{0,30}$"
+    r"|^[ \t]*[^\n]{1,20}(?:先生|女士|老师|总|经理|同学|您好|你好)[：:，,！!]?[ \t]*$"
+    r"|^[ \t]*拝啓|^[ \t]*[^\n]{1,30}(?:様|さん|殿|各位|御中|先生)[、,]?[ \t]*$"
+    r"|^[ \t]*[^\n]{1,20}(?:님께|님|에게|께|아|야)[ \t]*[,，!]?[ \t]*$",
+    _I | re.M,
+)
+
+# Fiction: stories, scenes, dialogue, scripts, role-play, poems.
+_FICTION = re.compile(
+    r"\b(?:story|stories|scene|dialogue|dialog|script|screenplay|skit|play|novel|fiction|fable|tale|poem|role[-\s]?play"
+    r"|monologue|conversation\s+between|characters?)\b"
+    r"|小说|故事|情节|剧本|对话|对白|相声|小品|台词|诗|角色扮演|场景"
+    r"|物語|小説|会話劇|台本|脚本|セリフ|シナリオ|詩|ストーリー|ロールプレイ|場面"
+    r"|이야기|소설|대본|대화|시나리오|동화|장면|역할극|시를",
+    _I,
+)
+
+
+def asks_for_brevity(user: str) -> bool:
+    """True when the user asks for a bounded answer (one word, only the number, yes or no...)."""
+    return bool(_BRIEF.search(user))
+
+
+def closed_question(user: str) -> bool:
+    """True for short arithmetic or multiple-choice questions, whose right answer is short."""
+    return len(user) <= _CLOSED_MAX_CHARS and bool(_CLOSED.search(user))
+
+
+# Longer requests with numbers in them are tasks over data (extract, tabulate), not closed questions.
+_CLOSED_MAX_CHARS = 400
+
+
+def asks_for_composition(user: str) -> bool:
+    """True when the user asks for a letter, email, message or similar piece to send to someone."""
+    return bool(_COMPOSE.search(user))
+
+
+def asks_for_fiction(user: str) -> bool:
+    """True when the user asks for a story, scene, dialogue, script, poem or role-play."""
+    return bool(_FICTION.search(user))
+
+
+def letter_start(text: str) -> int | None:
+    """Offset of the first subject or salutation line of a written piece in ``text``, or None."""
+    m = _LETTER_START.search(text)
+    return m.start() if m else None
