@@ -20,6 +20,14 @@ smaller than the spread between seeds, while serving the trajectory with the
 longest *actual* remaining work first (which needs to know the future) is at
 1.005x. What is missing is knowledge of remaining work, not a better order;
 ``turns`` stays the default because no rule beat it.
+
+``estimated_key`` is the rule that knows more: most *estimated* remaining work
+first, from ``services.rollout.estimate.RemainingWork`` (per-tool latency
+history, the trajectory's own per-turn cost, the turn counts of finished
+trajectories and the progress of the group's siblings). It needs the engine
+to feed the estimator as turns, tools and trajectories end, so it is not yet
+one of ``SCHEDULES``; bench/rollout_sched.py measures it against the rules
+above and the oracle.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["SCHEDULES", "Attained", "Schedule", "priority_key"]
+from services.rollout.estimate import Progress, RemainingWork
+
+__all__ = ["SCHEDULES", "Attained", "Schedule", "estimated_key", "priority_key"]
 
 Schedule = Literal["turns", "waited", "service", "fifo"]
 SCHEDULES: tuple[Schedule, ...] = ("turns", "waited", "service", "fifo")
@@ -51,3 +61,8 @@ def priority_key(schedule: Schedule, attained: Attained, now: float) -> float:
     if schedule == "service":
         return attained.service_s
     return now
+
+
+def estimated_key(estimator: RemainingWork, progress: Progress) -> float:
+    """The slot-queue key of the estimate rule: the most expected remaining seconds first."""
+    return -estimator.remaining_s(progress)
