@@ -27,7 +27,10 @@ history, the trajectory's own per-turn cost, the turn counts of finished
 trajectories and the progress of the group's siblings). It needs the engine
 to feed the estimator as turns, tools and trajectories end, so it is not yet
 one of ``SCHEDULES``; bench/rollout_sched.py measures it against the rules
-above and the oracle.
+above and the oracle. On bench/rollout.py's work, where trajectories are
+independent and only the turn count carries information, it is within the
+spread between seeds of ``turns`` (30 seeds, capacity 128: 1.09x against
+1.10x the lower bound, with a worse worst case), so ``turns`` stays the default.
 """
 
 from __future__ import annotations
