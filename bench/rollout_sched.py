@@ -294,6 +294,8 @@ def simulate(trajs: list[_Traj], capacity: int, rule: _Rule, group_size: int,
         if done:
             state[i] = "done"
             member_done(i, now)
+            if relaunch is not None:  # the group may be down to its stragglers now
+                speculate(now)
             continue
         state[i] = "tool"
         took = t.tools[t.attained.turns - 1]
