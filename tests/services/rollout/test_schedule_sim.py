@@ -22,13 +22,18 @@ def test_with_spare_capacity_the_makespan_is_the_longest_chain(rule: str) -> Non
 
 
 def test_one_slot_serializes_policy_work_and_the_order_matters() -> None:
-    assert lower_bound(_batch(), 1) == pytest.approx(1.2)  # the chain still bounds it: tools overlap
-    fifo = simulate(_batch(), capacity=1, rule=RULES["fifo"](), group_size=2)
-    oracle = simulate(_batch(), capacity=1, rule=RULES["oracle"](), group_size=2)
-    # Either way all 0.9 s of policy work goes through the slot, one call at a time.
-    assert fifo.policy_s == pytest.approx(0.9) and oracle.policy_s == pytest.approx(0.9)
-    assert oracle.makespan <= fifo.makespan
-    assert oracle.makespan == pytest.approx(1.2)
+    def batch() -> list[_Traj]:  # the long chain arrives last
+        return [_Traj("b", 0, "t", [0.5], []), _Traj("c", 0, "t", [0.5], []),
+                _Traj("a", 0, "t", [0.1, 0.1], [1.0])]
+
+    assert lower_bound(batch(), 1) == pytest.approx(1.2)
+    fifo = simulate(batch(), capacity=1, rule=RULES["fifo"](), group_size=1)
+    oracle = simulate(batch(), capacity=1, rule=RULES["oracle"](), group_size=1)
+    assert fifo.policy_s == pytest.approx(1.2) and oracle.policy_s == pytest.approx(1.2)
+    # "b" takes the free slot at 0; then FIFO serves "c" before the chain (2.2 s), while the oracle
+    # serves the chain next and hides its tool behind "c" (0.5 + 0.1 + 1.0 + 0.1).
+    assert fifo.makespan == pytest.approx(2.2)
+    assert oracle.makespan == pytest.approx(1.7)
 
 
 def test_a_relaunched_member_replaces_a_straggler_and_its_cost_is_counted() -> None:
