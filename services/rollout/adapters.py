@@ -127,6 +127,11 @@ class ToolManagerExecutor:
         result = await self.manager.call_structured(tool_call)
         return ToolResult(content=result.content, ok=result.ok, error_type=result.error_kind)
 
+    @property
+    def episode_done(self) -> bool:
+        """True once a tool backed by an env (an ``EnvTool``) reports its episode ended."""
+        return any(getattr(self.manager.get(n), "done", False) is True for n in self.manager.names())
+
 
 class EnvExecutor:
     """One env for one trajectory: its tools step it; the running reward lands on the trajectory."""
