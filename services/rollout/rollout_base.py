@@ -21,8 +21,8 @@ class Rollout(ABC):
     """
 
     @abstractmethod
-    async def run(self, trajectories: Sequence[Trajectory | dict[str, Any]], **kwargs: Any) -> list[Trajectory]:
-        """Override: roll out every trajectory; output keeps the input order."""
+    async def run(self, *args: Any, **kwargs: Any) -> list[Trajectory]:
+        """Override as ``run(trajectories, **options)``: roll out each; output keeps the input order."""
 
     def __call__(self, trajectories: Sequence[Trajectory | dict[str, Any]], **kwargs: Any
                  ) -> list[Trajectory] | Coroutine[Any, Any, list[Trajectory]]:

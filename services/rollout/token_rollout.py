@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from services.rollout._facade import ToolsArg, per_trajectory_tools, run_each
-from services.rollout.bridge import TokenBridge
 from services.rollout.adapters import toolcall_parser
+from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.limits import RolloutLimits
 from services.rollout.ports import ChatTokenizer, Policy, ToolCallParser
