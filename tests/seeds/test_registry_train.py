@@ -48,7 +48,7 @@ class TinyActor:
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
-        return {"loss": float(loss)}
+        return {"loss": float(loss.detach())}
 
 
 @pytest.fixture

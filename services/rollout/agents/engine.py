@@ -72,17 +72,20 @@ class BaseEngineWrapper:
     """Generates agent trajectories for tasks; subclass to change how the policy is called."""
 
     def __init__(self, policy: Policy, *, agent_cls: type[BaseAgent] | str = "chat",
-                 env_cls: type[BaseEnv] | None = None,
-                 sampling_params: SamplingParams | None = None, n_parallel_agents: int = 128,
+                 env_cls: type[BaseEnv] | None = None, agent_name: str | None = None, tokenizer: Any = None,
+                 sampling_params: SamplingParams | dict[str, Any] | None = None, n_parallel_agents: int = 128,
                  max_steps: int = 5, max_prompt_length: int | None = None,
                  max_response_length: int | None = None, timeout_s: float | None = None,
                  agent_args: dict[str, Any] | None = None, env_args: dict[str, Any] | None = None,
                  compute_trajectory_reward_fn: Callable[..., Any] | None = None) -> None:
-        self.policy = policy
+        self.policy, self.tokenizer = policy, tokenizer
+        # ``agent_name`` is the reference's spelling of an ``AGENTS_MAPPING`` name.
+        agent_cls = agent_name or agent_cls
         self.agent_cls, self.env_cls, self.reward_fn = agent_cls, env_cls, compute_trajectory_reward_fn
         if isinstance(agent_cls, str):
             agent_config(agent_cls)  # an unknown name is refused now, not per task
-        self.sampling = sampling_params or SamplingParams()
+        self.sampling = (sampling_params if isinstance(sampling_params, SamplingParams)
+                         else SamplingParams.model_validate(sampling_params or {}))
         self.max_steps, self.max_prompt_length = max_steps, max_prompt_length
         self.max_response_length, self.timeout_s = max_response_length, timeout_s
         self.agent_args, self.env_args = dict(agent_args or {}), dict(env_args or {})
@@ -150,6 +153,8 @@ class BaseEngineWrapper:
         agent.update_from_env(first.observation, 0.0, False, first.info)
         sampled = 0
         for _ in range(self.max_steps):
+            if self._prompt_too_long(agent.chat_completions, task):
+                raise _Stop("PROMPT_TRUNCATION")
             out = await self.policy.chat(agent.chat_completions, tools=task.tools or None,
                                          sampling=self._sampling(sampled))
             if self.max_prompt_length and (out.prompt_tokens or 0) > self.max_prompt_length:
@@ -172,6 +177,15 @@ class BaseEngineWrapper:
         if isinstance(reply, (AgentStep, Action)):
             return reply.action
         return reply
+
+    def _prompt_too_long(self, messages: list[dict[str, Any]], task: AgentTask) -> bool:
+        """With a tokenizer, measure the prompt before sending it (else the policy's count is used)."""
+        if self.tokenizer is None or not self.max_prompt_length:
+            return False
+        kwargs = {"tools": task.tools} if task.tools else {}
+        ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True, **kwargs)
+        ids = ids.get("input_ids", ids) if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+        return len(ids) > self.max_prompt_length
 
     def _sampling(self, sampled: int) -> SamplingParams:
         if self.max_response_length is None:
