@@ -1,4 +1,12 @@
-"""Gym-style view of an Env for agent loops: reset(seed) → messages, step(action) → 5-tuple."""
+"""Gym-style view of an Env for agent loops: reset(seed) → messages, step(action) → 5-tuple.
+
+An action is an assistant message. Structured ``tool_calls`` run as given; a
+text reply is first parsed with the suite's tool-call parser (``tool_parser``,
+one model family or ``auto``), so text holding a call (``<tool_call>...``,
+pythonic, ...) runs that call rather than ending the episode. A call that
+cannot be parsed gets an error observation naming its parse status, and the
+episode goes on; only text with no attempted call is a final answer.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,8 @@ from typing import Any
 import orjson
 
 from services.envs.base import Env, to_observation_text
-from shared.schema import AgentTask, Message, StepResult
+from shared.schema import AgentTask, Message, StepResult, ToolCall
+from shared.toolcalls import parse_tool_calls
 
 __all__ = ["AgentEnv"]
 
@@ -22,8 +31,10 @@ class AgentEnv:
         *,
         max_steps: int = 8,
         final_tool: str | None = None,
+        tool_parser: str = "auto",
     ) -> None:
         self.env = env
+        self.tool_parser = tool_parser
         # A text-only reply ends the episode; envs that grade it name their final tool here.
         self.final_tool = final_tool
         self.tasks = list(tasks or [])
@@ -46,12 +57,26 @@ class AgentEnv:
         """Apply one assistant message; return (tool messages, reward, terminated, truncated, info)."""
         msg = _as_message(action)
         self.steps += 1
-        calls = msg.tool_calls or []
+        calls: list[ToolCall] = list(msg.tool_calls or [])
+        errors: list[dict[str, Any]] = []
         if not calls:
-            return self._finish(to_observation_text(msg.content))
-        observations, reward, done, info = self._run_calls(calls)
+            calls, errors = self._calls_in_text(to_observation_text(msg.content))
+            if not calls and not errors:
+                return self._finish(to_observation_text(msg.content))
+        observations, reward, done, info = self._run_calls(calls) if calls else ([], 0.0, False, {})
+        if errors:
+            info["parse_errors"] = [e["content"] for e in errors]
         truncated = not done and self.steps >= self.max_steps
-        return observations, reward, done, truncated, info
+        return [*errors, *observations], reward, done, truncated, info
+
+    def _calls_in_text(self, text: str) -> tuple[list[ToolCall], list[dict[str, Any]]]:
+        """Ok calls in a text reply, and an error observation for each call that did not parse."""
+        parsed = parse_tool_calls(text, family=self.tool_parser, tools=self.env.tools() or None)
+        calls = parsed.to_tool_calls(lambda i: f"call_{self.steps}_{i}")
+        errors = [{"role": "tool", "tool_call_id": f"call_{self.steps}_bad{i}",
+                   "content": f"Error: tool call not run ({c.status}): {c.error or c.raw[:200]}"}
+                  for i, c in enumerate(parsed.calls) if not c.ok]
+        return calls, errors
 
     def _finish(self, text: str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self.final_tool is None:
