@@ -62,6 +62,24 @@ class RolloutInput(AgentTask):
     limits: dict[str, Any] = Field(default_factory=dict)
     _http_client: Any = PrivateAttr(default=None)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_fields(cls, data: Any) -> Any:
+        """Accept the reference's ``model_resource`` and ``rollout_extra`` as constructor fields."""
+        if not isinstance(data, dict) or not ({"model_resource", "rollout_extra"} & data.keys()):
+            return data
+        data = dict(data)
+        resource = data.pop("model_resource", None)
+        if resource is not None:
+            fields = resource.model_dump() if isinstance(resource, BaseModel) else dict(resource)
+            data.setdefault("model", fields.get("model_name"))
+            data.setdefault("base_url", fields.get("base_url"))
+            data.setdefault("api_key", fields.get("api_key"))
+        extra = data.pop("rollout_extra", None)
+        if extra is not None:
+            data["metadata"] = {**dict(extra), **dict(data.get("metadata") or {})}
+        return data
+
     @property
     def model_resource(self) -> ModelResource:
         """The policy endpoint as the reference's processors read it."""

@@ -114,3 +114,21 @@ async def test_a_dotted_classpath_outside_the_allow_list_is_refused(settings: Se
             "processor": {"classpath": CLASSPATH}})
     assert resp.status_code == 400 and resp.json()["code"] == "processor_load_failed"
     assert "not in an allowed module" in resp.json()["detail"]
+
+
+async def test_the_reference_mock_input_runs_the_processor_locally(workspace: Path) -> None:
+    from services.rollout.processors import ModelResource, RolloutInput
+    from tests.seeds.seed_support import scripted_server
+
+    processor_cls = load_object(CLASSPATH, allowed_modules=["functions"])
+    with scripted_server(tool_call_reply("query_status", '{"item_id": "P100"}'), name="student") as url:
+        mock_input = RolloutInput(
+            model_resource=ModelResource(model_name="student", base_url=f"{url}/v1", api_key="EMPTY"),
+            sampling_params={"temperature": 0.2, "max_tokens": 512, "timeout": 60.0},
+            messages=[{"role": "user", "content": "查询项目 P100 的状态"}],
+            rollout_extra={"sample_id": "test-001"},
+        )
+        output = await processor_cls().process(mock_input)
+    assert output.status == "ok" and output.metadata["sample_id"] == "test-001"
+    assert output.metadata["seen_tool_args"] == [{"item_id": "P100"}]
+    assert output.messages[-1]["tool_calls"][0]["function"]["name"] == "query_status"
