@@ -134,3 +134,25 @@ def test_env_tool_built_by_hand() -> None:
     assert manager.tool_infos()[0].function.description == "在沙箱中执行 Python 代码。"
     text = manager({"id": "x", "type": "function", "function": {"name": "execute_code", "arguments": '{"code": "x"}'}})
     assert text == "ran 1 chars" and env_tool.episode_reward == 1.0
+
+
+class GradingEnv(CodeExecutionEnv):
+    """Batch evaluation mode: scores finished trajectories."""
+
+    def evaluate(self, trajectories: Any, **kwargs: Any) -> list[float]:
+        return [1.0 if "42" in str(t["messages"][-1]["content"]) else 0.0 for t in trajectories]
+
+
+def test_env_interactive_and_batch_modes() -> None:
+    env = GradingEnv()
+    first = env.reset({"messages": [{"role": "user", "content": "go"}]})
+    assert first.observation == "沙箱已就绪。"
+    result = env.step("execute_code", {"code": "print(42)"})
+    while not result.done:
+        result = env.step("execute_code", {"code": "pass"})
+    assert result.info == {"runs": 3}
+    completed_trajectories = [{"messages": [{"role": "assistant", "content": "42"}]},
+                              {"messages": [{"role": "assistant", "content": "41"}]}]
+    rewards = env.evaluate(completed_trajectories)
+    assert rewards == [1.0, 0.0]
+    env.close()
