@@ -6,6 +6,13 @@ Skill routing: given ``skills`` (skill specs, YAML paths or bundled names),
 skill), runs a ``SkillEnv`` for that skill (its tools, ``max_rounds`` as the
 step budget) and opens with the skill's system prompt followed by the task's
 own messages.
+
+An action is an assistant message. Structured ``tool_calls`` run as given; a
+text reply is first parsed with the suite's tool-call parser (``tool_parser``,
+one model family or ``auto``), so text holding a call (``<tool_call>...``,
+pythonic, ...) runs that call rather than ending the episode. A call that
+cannot be parsed gets an error observation naming its parse status, and the
+episode goes on; only text with no attempted call is a final answer.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ import orjson
 from services.envs.base import Env, to_observation_text
 from services.envs.skill_env import SUBMIT_TOOL, SkillEnv, load_skill
 from shared.errors import InvalidInput
-from shared.schema import AgentTask, Message, StepResult, content_text
+from shared.schema import AgentTask, Message, StepResult, ToolCall, content_text
 from shared.skills import SkillSpec
+from shared.toolcalls import parse_tool_calls
 
 SkillSource = SkillSpec | str | Path | dict[str, Any]
 
@@ -41,7 +49,9 @@ class AgentEnv:
         default_skill: str | None = None,
         tool_handlers: Mapping[str, Callable[[dict[str, Any]], str]] | None = None,
         tool_schemas: Mapping[str, dict[str, Any]] | None = None,
+        tool_parser: str = "auto",
     ) -> None:
+        self.tool_parser = tool_parser
         self.skills = _skill_table(skills)
         if env is None and not self.skills:
             raise InvalidInput("AgentEnv needs an env or at least one skill", param="env")
@@ -100,16 +110,30 @@ class AgentEnv:
         """Apply one assistant message; return (tool messages, reward, terminated, truncated, info)."""
         msg = _as_message(action)
         self.steps += 1
+        calls: list[ToolCall] = list(msg.tool_calls or [])
+        errors: list[dict[str, Any]] = []
+        if not calls:
+            calls, errors = self._calls_in_text(to_observation_text(msg.content))
+            if not calls and not errors:
+                return self._finish(to_observation_text(msg.content))
         observe = getattr(self.env, "observe_reasoning", None)
-        if callable(observe) and msg.tool_calls:
+        if callable(observe) and calls:
             # The thought written next to an action is what a reasoning scorer reads.
             observe("\n".join(filter(None, [msg.reasoning_content or "", content_text(msg.content)])))
-        calls = msg.tool_calls or []
-        if not calls:
-            return self._finish(to_observation_text(msg.content))
-        observations, reward, done, info = self._run_calls(calls)
+        observations, reward, done, info = self._run_calls(calls) if calls else ([], 0.0, False, {})
+        if errors:
+            info["parse_errors"] = [e["content"] for e in errors]
         truncated = not done and self.steps >= self.max_steps
-        return observations, reward, done, truncated, info
+        return [*errors, *observations], reward, done, truncated, info
+
+    def _calls_in_text(self, text: str) -> tuple[list[ToolCall], list[dict[str, Any]]]:
+        """Ok calls in a text reply, and an error observation for each call that did not parse."""
+        parsed = parse_tool_calls(text, family=self.tool_parser, tools=self.env.tools() or None)
+        calls = parsed.to_tool_calls(lambda i: f"call_{self.steps}_{i}")
+        errors = [{"role": "tool", "tool_call_id": f"call_{self.steps}_bad{i}",
+                   "content": f"Error: tool call not run ({c.status}): {c.error or c.raw[:200]}"}
+                  for i, c in enumerate(parsed.calls) if not c.ok]
+        return calls, errors
 
     def _finish(self, text: str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self.final_tool is None:

@@ -55,6 +55,8 @@ class Engine:
         self.max_context = int(getattr(model.config, "max_position_embeddings", 2048))
         self.stats = EngineStats()
         self.weight_version = 0
+        self.sleep_level = 0  # vLLM's sleep mode: >0 while asleep (generation refused until wake_up)
+        self.weights_path: str | None = None  # where reload_weights reads from (set by update_config)
         self._torch_threads = torch_threads
         self._queue: queue.Queue[Sequence | None] = queue.Queue()
         self._lock = threading.Lock()  # held while a wave runs; weight updates wait for it
@@ -111,6 +113,23 @@ class Engine:
     def paused(self) -> bool:
         """True while paused."""
         return not self._resumed.is_set()
+
+    def abort_waiting(self) -> None:
+        """Abort every queued row (vLLM's ``pause?mode=abort``); running rows finish their wave."""
+        self._abort_queued()
+
+    def sleep(self, level: int = 1) -> None:
+        """vLLM's sleep mode as this CPU engine can honour it: no generation until ``wake_up``.
+
+        Nothing is offloaded (the weights stay in host memory); the level is reported back.
+        """
+        self.pause()
+        self.sleep_level = level
+
+    def wake_up(self) -> None:
+        """Leave sleep mode and take work again."""
+        self.sleep_level = 0
+        self.resume()
 
     def update_weights(self, state_dict: dict[str, Any]) -> int:
         """Load new weights between waves; returns the new weight version."""

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from services.inference import service, streaming
 from services.inference.deps import EngineDep, HolderDep
+from services.inference.engine import Engine
+from services.inference.errors import BackendUnsupported
 from services.inference.loader import read_state_dict
 from services.inference.native import NativeGenerateRequest, native_generate
 from services.inference.protocol import (
@@ -88,9 +90,15 @@ async def read_health(holder: HolderDep) -> dict[str, Any]:
 
 @control_router.post("/pause")
 @control_router.post("/pause_generation")  # SGLang's name for the same thing
-async def create_pause(engine: EngineDep) -> dict[str, Any]:
-    """Stop starting new generation waves (running rows finish; new requests get 503)."""
+async def create_pause(engine: EngineDep, mode: Literal["abort", "wait", "keep"] = "wait") -> dict[str, Any]:
+    """Stop starting new generation waves (running rows finish; new requests get 503).
+
+    ``mode`` as vLLM's: ``wait`` and ``keep`` leave queued rows to run after ``/resume``;
+    ``abort`` aborts them.
+    """
     engine.pause()
+    if mode == "abort":
+        engine.abort_waiting()
     return {"paused": True}
 
 
@@ -120,3 +128,71 @@ async def create_weights_update(body: WeightsFromDisk, engine: EngineDep) -> dic
     state = await asyncio.to_thread(read_state_dict, body.model_path)
     version = await asyncio.to_thread(engine.update_weights, state)
     return {"success": True, "message": "weights updated", "weight_version": version}
+
+
+@control_router.post("/sleep")
+async def create_sleep(engine: EngineDep, level: int = Query(1, ge=1, le=2)) -> dict[str, Any]:
+    """vLLM's sleep mode: no generation until ``/wake_up`` (this CPU engine offloads nothing)."""
+    engine.sleep(level)
+    return {"is_sleeping": True, "level": level}
+
+
+@control_router.post("/wake_up")
+async def create_wake_up(engine: EngineDep, tags: list[str] | None = Query(None)) -> dict[str, Any]:
+    """Leave sleep mode (``tags`` are accepted as vLLM's; the whole engine wakes)."""
+    engine.wake_up()
+    return {"is_sleeping": False}
+
+
+@control_router.get("/is_sleeping")
+async def read_is_sleeping(engine: EngineDep) -> dict[str, Any]:
+    """Whether the engine sleeps."""
+    return {"is_sleeping": engine.sleep_level > 0}
+
+
+@control_router.post("/reset_prefix_cache")
+async def create_prefix_cache_reset(engine: EngineDep) -> dict[str, Any]:
+    """vLLM's prefix-cache reset; this engine keeps no cache across requests, so nothing is stale."""
+    return {"success": True}
+
+
+class CollectiveRpc(BaseModel):
+    """``/collective_rpc`` body (vLLM's shape)."""
+
+    method: str
+    args: list[Any] = Field(default_factory=list)
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    timeout: float | None = None
+
+
+@control_router.post("/collective_rpc")
+async def create_collective_rpc(body: CollectiveRpc, engine: EngineDep) -> dict[str, Any]:
+    """The worker methods a weight reload needs: ``update_config`` (model path) and ``reload_weights``."""
+    if body.method == "update_config":
+        overrides = body.args[0] if body.args else body.kwargs.get("overrides", {})
+        path = ((overrides or {}).get("model_config") or {}).get("model")
+        if not isinstance(path, str) or not path:
+            raise InvalidInput("update_config takes {'model_config': {'model': <directory>}}", param="args")
+        engine.weights_path = path
+        return {"results": [None]}
+    if body.method == "reload_weights":
+        return {"results": [await _reload(engine)]}
+    raise InvalidInput(f"collective_rpc method {body.method!r} is not available on this engine "
+                       "(update_config, reload_weights)", param="method")
+
+
+async def _reload(engine: Engine) -> int:
+    if engine.weights_path is None:
+        raise InvalidInput("reload_weights needs a model directory first (update_config)", param="method")
+    state = await asyncio.to_thread(read_state_dict, engine.weights_path)
+    return await asyncio.to_thread(engine.update_weights, state)
+
+
+@control_router.post("/init_weight_transfer_engine")
+@control_router.post("/start_weight_update")
+@control_router.post("/update_weights")
+@control_router.post("/finish_weight_update")
+async def create_weight_transfer(engine: EngineDep) -> dict[str, Any]:
+    """vLLM's NCCL/IPC weight-transfer round needs GPU workers: refused with 501, never faked."""
+    raise BackendUnsupported("This CPU engine has no weight-transfer backend; reload from a model directory "
+                             "(collective_rpc update_config + reload_weights, or /update_weights_from_disk).")

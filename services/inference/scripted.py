@@ -42,7 +42,10 @@ def _build(reply_ids: list[int], eos_id: int, vocab_size: int) -> Any:
             """One-hot logits on the next scripted token."""
             step = 0 if cache is None else cache.step + 1
             token = self.script[min(step, len(self.script) - 1)]
-            logits = torch.full((input_ids.shape[0], input_ids.shape[1], vocab_size), -1e4)
+            # Generation reads only the last position; a full (batch, seq, vocab) tensor of a long
+            # prompt costs hundreds of MB per prefill, so only scoring (no cache) gets every position.
+            width = input_ids.shape[1] if not use_cache else 1
+            logits = torch.full((input_ids.shape[0], width, vocab_size), -1e4)
             logits[:, -1, token] = 0.0
             return SimpleNamespace(logits=logits, cache=_StepCache(step))
 

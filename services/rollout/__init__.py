@@ -23,10 +23,13 @@ from services.rollout.processors import (
     RolloutOutput,
     load_processor,
 )
+from services.rollout.protocol import API, OpenAI
+from services.rollout.rollout_base import Rollout
 from services.rollout.token_rollout import MultiTurnRollout
 from services.rollout.traces import TraceWriter
 
 __all__ = [
+    "API",
     "ROLLOUT_ERROR_PREFIX",
     "APIMultiTurnRollout",
     "AsyncRolloutEngine",
@@ -40,8 +43,10 @@ __all__ = [
     "ParsedCall",
     "Policy",
     "PolicyOutput",
+    "OpenAI",
     "ProcessorRuntime",
     "ProcessorSpec",
+    "Rollout",
     "RolloutInput",
     "RolloutLimits",
     "RolloutOutput",

@@ -27,12 +27,13 @@ from services.inference.backends.base import BackendResult, InferenceBackend
 from services.rollout.bridge import TokenBridge
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolResult
 from services.tools.manager import ToolManager
-from shared.errors import UpstreamError
+from shared.errors import InvalidInput, UpstreamError
 from shared.schema import SamplingParams, Trajectory
 from shared.toolcalls import parse_tool_calls
 
 __all__ = [
     "POLICY_FACTORIES",
+    "tokenizer_policy",
     "BackendPolicy",
     "EnvExecutor",
     "ToolManagerExecutor",
@@ -77,7 +78,9 @@ class BackendPolicy:
         """Message mode: render with the chat template (or ask the server's chat endpoint)."""
         if self.tokenizer is None:
             return await self._chat_http(messages, tools, sampling, extra_body)
-        kwargs = {"tools": tools} if tools else {}
+        kwargs, sampling = tokenizer_policy(extra_body, sampling)
+        if tools:
+            kwargs["tools"] = tools
         text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kwargs)
         ids = list(self.tokenizer.encode(str(text), add_special_tokens=False))
         out = await self.generate(ids, sampling=sampling)
@@ -97,6 +100,43 @@ class BackendPolicy:
         if tools:
             body["tools"] = tools
         return _chat_output(await upstream.post_json("/v1/chat/completions", body))
+
+
+#: ``extra_body`` keys a tokenizer-rendering policy passes to the chat template as they are.
+_TEMPLATE_KEYS = frozenset({"chat_template", "enable_thinking", "documents", "add_generation_prompt",
+                            "continue_final_message"})
+_SAMPLING_KEYS = frozenset(SamplingParams.model_fields) - {"n", "logprobs", "top_logprobs"}
+
+
+def tokenizer_policy(extra_body: dict[str, Any] | None, sampling: SamplingParams
+                     ) -> tuple[dict[str, Any], SamplingParams]:
+    """``extra_body`` as a policy that renders the chat template itself honours it.
+
+    ``chat_template_kwargs`` (vLLM's name) and the top-level template switches (``enable_thinking``,
+    as DashScope and Qwen clients send it) go to ``apply_chat_template``; sampling fields
+    (``top_k``, ``repetition_penalty``, ``seed``, ``stop``, ...) override ``sampling``. Anything
+    else is refused, naming the key, rather than dropped.
+    """
+    template: dict[str, Any] = {}
+    updates: dict[str, Any] = {}
+    for key, value in (extra_body or {}).items():
+        if key == "chat_template_kwargs":
+            if not isinstance(value, dict):
+                raise InvalidInput("extra_body.chat_template_kwargs must be an object",
+                                   param="extra_body.chat_template_kwargs")
+            template.update(value)
+        elif key in _TEMPLATE_KEYS:
+            template[key] = value
+        elif key in _SAMPLING_KEYS:
+            updates[key] = value
+        else:
+            raise InvalidInput(f"extra_body.{key} is not understood by a policy that renders the chat template "
+                               f"itself (known: chat_template_kwargs, {', '.join(sorted(_TEMPLATE_KEYS))}, "
+                               "sampling fields)", param=f"extra_body.{key}")
+    if updates:
+        sampling = SamplingParams.model_validate({**sampling.model_dump(), **updates})
+    template.pop("add_generation_prompt", None)  # always on: the policy samples the next assistant turn
+    return template, sampling
 
 
 def _chat_output(answer: dict[str, Any]) -> PolicyOutput:
@@ -126,6 +166,11 @@ class ToolManagerExecutor:
         """Run the call; the error kind comes from the manager's structured result."""
         result = await self.manager.call_structured(tool_call)
         return ToolResult(content=result.content, ok=result.ok, error_type=result.error_kind)
+
+    @property
+    def episode_done(self) -> bool:
+        """True once a tool backed by an env (an ``EnvTool``) reports its episode ended."""
+        return any(getattr(self.manager.get(n), "done", False) is True for n in self.manager.names())
 
 
 class EnvExecutor:

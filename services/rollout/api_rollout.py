@@ -11,10 +11,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from services.rollout._facade import per_trajectory_tools, run_each
+from services.rollout._facade import ToolsArg, per_trajectory_tools, run_each
+from services.rollout.adapters import toolcall_parser
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.limits import RolloutLimits
-from services.rollout.ports import Policy, ToolCallParser, ToolExecutor
+from services.rollout.ports import Policy, ToolCallParser
+from services.rollout.rollout_base import Rollout
 from services.rollout.traces import TraceWriter
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
@@ -22,10 +24,10 @@ from shared.schema import SamplingParams, Trajectory
 __all__ = ["APIMultiTurnRollout"]
 
 
-class APIMultiTurnRollout:
+class APIMultiTurnRollout(Rollout):
     """Multi-turn tool-using rollouts at the message level (data collection, evaluation)."""
 
-    def __init__(self, api: Policy, tool_manager: ToolExecutor | Sequence[ToolExecutor | None] | None,
+    def __init__(self, api: Policy, tool_manager: ToolsArg = None,
                  sampling_params: SamplingParams | None = None, max_turns: int = 6,
                  concurrency: int = 8, extra_body: dict[str, Any] | None = None,
                  trace_dir: str | Path | None = None,
@@ -38,12 +40,14 @@ class APIMultiTurnRollout:
         self.api, self.tool_manager, self.sampling_params = api, tool_manager, sampling
         self.limits = RolloutLimits.model_validate(
             {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns})
-        self.concurrency, self.extra_body, self.parser = concurrency, dict(extra_body or {}), parser
+        self.concurrency, self.extra_body = concurrency, dict(extra_body or {})
+        # No parser given: the suite's parser (every model family), as the seed dispatches calls unasked.
+        self.parser = parser or toolcall_parser()
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,
                                    success_callback=success_callback) if trace_dir else None)
 
     async def run(self, trajectories: Sequence[Trajectory | dict[str, Any]], *,
-                  tool_manager: ToolExecutor | Sequence[ToolExecutor | None] | None = None,
+                  tool_manager: ToolsArg = None,
                   extra_body: dict[str, Any] | None = None, global_step: int = 0) -> list[Trajectory]:
         """Roll out each trajectory once; per-call ``extra_body`` is merged over the default."""
         managers = per_trajectory_tools(tool_manager or self.tool_manager, len(trajectories))
@@ -53,4 +57,3 @@ class APIMultiTurnRollout:
             extra_body={**self.extra_body, **(extra_body or {})} or None, trace_writer=self.traces)
         return await run_each(engine, trajectories, managers, step=global_step)
 
-    __call__ = run

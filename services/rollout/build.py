@@ -33,6 +33,7 @@ from services.rollout.schemas import RolloutRunSpec
 from services.tools.calculator import CalculatorTool
 from services.tools.manager import ToolManager
 from services.tools.sandbox_pool import SandboxPool
+from shared.classpath import candidates, module_allowed
 from shared.errors import TrajforgeError, ValidationFailed
 from shared.schema import Trajectory
 from shared.settings import Settings
@@ -82,8 +83,11 @@ def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = ()) -
 
 
 def _allowed(classpath: str, prefixes: Sequence[str]) -> bool:
-    module = classpath.partition(":")[0]
-    return any(module == p.rstrip(".") or module.startswith(p.rstrip(".") + ".") for p in prefixes if p)
+    try:
+        readings = candidates(classpath)
+    except ValueError:
+        return False
+    return any(module_allowed(module, prefixes) for module, _ in readings)
 
 
 def check_processor_module(classpath: str, allowed_modules: Sequence[str]) -> None:
@@ -99,7 +103,7 @@ def check_processor(spec: ProcessorSpec, allowed_modules: Sequence[str]) -> None
     """Refuse a processor outside the allowed modules, or one that does not load (4xx at submission)."""
     check_processor_module(spec.classpath, allowed_modules)
     try:
-        load_processor(spec.classpath, **spec.init_kwargs)
+        load_processor(spec.classpath, allowed_modules=allowed_modules, **spec.init_kwargs)
     except ProcessorLoadError as exc:
         raise ProcessorLoadError(exc.message, param="processor.classpath") from None
     except Exception as exc:  # noqa: BLE001 - user code: a constructor that fails is a bad spec

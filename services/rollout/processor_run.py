@@ -28,7 +28,8 @@ from services.rollout.build import check_processor_module
 from services.rollout.engine import GroupResult
 from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
 from services.rollout.processors import ProcessorRuntime, ProcessorSpec, RolloutInput, RolloutOutput
-from shared.schema import Message, Trajectory
+from services.rollout.schemas import LimitsSpec
+from shared.schema import Message, SamplingParams, Trajectory
 from shared.settings import Settings
 
 __all__ = ["ProcessorGroups", "member_trajectory", "open_processor_groups"]
@@ -40,8 +41,11 @@ class ProcessorGroups:
     mode = "tokens"
 
     def __init__(self, runtime: ProcessorRuntime, link: GatewayLink, *, job_id: uuid.UUID,
-                 model: str | None, attempt: int = 0) -> None:
+                 model: str | None, attempt: int = 0, sampling: SamplingParams | None = None,
+                 limits: LimitsSpec | None = None) -> None:
         self.runtime, self.link, self.job_id, self.model, self.attempt = runtime, link, job_id, model, attempt
+        self.limits = limits or LimitsSpec()
+        self.sampling = _sampling_fields(sampling or SamplingParams(), self.limits)
         # The runtime refuses work beyond its capacity; queue here instead, so no member is refused.
         self._window = asyncio.Semaphore(runtime.spec.capacity)
 
@@ -68,7 +72,8 @@ class ProcessorGroups:
             id=f"{prompt.id}-{member}", messages=[m.to_openai() for m in prompt.messages],
             tools=[t.model_dump(mode="json", exclude_none=True) for t in prompt.tools],
             ground_truth=prompt.metadata.get("ground_truth"), metadata=dict(prompt.metadata),
-            base_url=self.link.session_url(session_id), model=self.model, api_key=self.link.api_key)
+            base_url=self.link.session_url(session_id), model=self.model, api_key=self.link.api_key,
+            sampling_params=dict(self.sampling), limits=self.limits.model_dump(mode="json"))
         return inp.with_http_client(self.link.http_client())
 
     async def _process(self, inp: RolloutInput) -> RolloutOutput:
@@ -78,6 +83,15 @@ class ProcessorGroups:
         finally:
             if inp.http_client is not None:
                 await inp.http_client.aclose()
+
+
+def _sampling_fields(sampling: SamplingParams, limits: LimitsSpec) -> dict[str, Any]:
+    """The job's sampling as request fields, capped by its limits, with the member's timeout."""
+    fields = {k: v for k, v in sampling.to_openai().items() if k != "n"}
+    cap = limits.max_tokens_per_turn
+    fields["max_tokens"] = min(sampling.max_tokens, cap) if sampling.max_tokens is not None else cap
+    fields["timeout"] = limits.timeout_s
+    return fields
 
 
 def _unreadable(out: RolloutOutput, exc: Exception) -> RolloutOutput:
@@ -120,10 +134,18 @@ def _merge_meta(merged: SessionMerge) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def open_processor_groups(spec: ProcessorSpec, settings: Settings, maker: async_sessionmaker[AsyncSession],
-                                *, job_id: uuid.UUID, model: str | None, key_name: str
+                                *, job_id: uuid.UUID, model: str | None, key_name: str,
+                                sampling: SamplingParams | None = None, limits: LimitsSpec | None = None
                                 ) -> AsyncIterator[ProcessorGroups]:
-    """Load the processor (allowed modules only, checked again where it runs) and link it to the gateway."""
+    """Load the processor (allowed modules only, checked again where it runs) and link it to the gateway.
+
+    The job's ``sampling`` and ``limits`` reach every ``RolloutInput``; the member timeout is the
+    tighter of the processor's ``timeout_s`` and the limits' ``timeout_s``.
+    """
     check_processor_module(spec.classpath, settings.rollout_processor_modules)
-    runtime = ProcessorRuntime(spec)
+    if limits is not None and limits.timeout_s < spec.timeout_s:
+        spec = spec.model_copy(update={"timeout_s": limits.timeout_s})
+    runtime = ProcessorRuntime(spec, allowed_modules=settings.rollout_processor_modules)
     async with open_gateway_link(settings, maker, key_name=key_name) as link:
-        yield ProcessorGroups(runtime, link, job_id=job_id, model=model or await link.default_model())
+        yield ProcessorGroups(runtime, link, job_id=job_id, model=model or await link.default_model(),
+                              sampling=sampling, limits=limits)

@@ -1,7 +1,8 @@
 """User rollout processors: ``process(RolloutInput) -> RolloutOutput`` from a user package.
 
 A processor is any class with a ``process`` method (plain or ``async``),
-named by classpath ``"package.module:Class"`` and built with the spec's
+named by classpath ``"package.module:Class"`` or the reference's dotted
+``"package.module.Class"`` (``shared.classpath``) and built with the spec's
 ``init_kwargs``. The runtime bounds it (``concurrency`` running at once,
 ``capacity`` admitted at once, ``timeout_s`` per call); when a processor
 raises or times out the output is a fallback whose response starts with
@@ -12,20 +13,21 @@ output carries ``rollout_metrics`` (latency, tool-call count).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from services.rollout.errors import ProcessorLoadError
+from shared.classpath import CLASSPATH_PATTERN, load_object
 from shared.errors import RateLimited
 from shared.schema import AgentTask
 
 __all__ = [
     "ROLLOUT_ERROR_PREFIX",
+    "ModelResource",
     "ProcessorRuntime",
     "ProcessorSpec",
     "RolloutInput",
@@ -36,14 +38,57 @@ __all__ = [
 ROLLOUT_ERROR_PREFIX = "ROLLOUT_ERROR:"
 
 
+class ModelResource(BaseModel):
+    """Where the policy is: the reference's ``input.model_resource`` (model name, base URL, key)."""
+
+    model_name: str | None = None
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+
+
 class RolloutInput(AgentTask):
-    """One task handed to a processor (plus where to reach the policy, if through the gateway)."""
+    """One task handed to a processor: the conversation, where to reach the policy, the job's budgets.
+
+    ``sampling_params`` is the job's sampling as OpenAI request fields (``temperature``,
+    ``max_tokens``, ...) plus ``timeout`` (seconds for the whole member); ``limits`` is the
+    job's ``LimitsSpec``. Both are what the processor should sample and stop with.
+    """
 
     base_url: str | None = None
     model: str | None = None
     # The key to send to ``base_url``; kept out of reprs and dumps so it never lands in logs or rows.
     api_key: str | None = Field(default=None, repr=False, exclude=True)
+    sampling_params: dict[str, Any] = Field(default_factory=dict)
+    limits: dict[str, Any] = Field(default_factory=dict)
     _http_client: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_fields(cls, data: Any) -> Any:
+        """Accept the reference's ``model_resource`` and ``rollout_extra`` as constructor fields."""
+        if not isinstance(data, dict) or not ({"model_resource", "rollout_extra"} & data.keys()):
+            return data
+        data = dict(data)
+        resource = data.pop("model_resource", None)
+        if resource is not None:
+            fields = resource.model_dump() if isinstance(resource, BaseModel) else dict(resource)
+            data.setdefault("model", fields.get("model_name"))
+            data.setdefault("base_url", fields.get("base_url"))
+            data.setdefault("api_key", fields.get("api_key"))
+        extra = data.pop("rollout_extra", None)
+        if extra is not None:
+            data["metadata"] = {**dict(extra), **dict(data.get("metadata") or {})}
+        return data
+
+    @property
+    def model_resource(self) -> ModelResource:
+        """The policy endpoint as the reference's processors read it."""
+        return ModelResource(model_name=self.model, base_url=self.base_url, api_key=self.api_key)
+
+    @property
+    def rollout_extra(self) -> dict[str, Any]:
+        """The task's metadata, passed through to the output (the reference's name)."""
+        return self.metadata
 
     @property
     def http_client(self) -> Any:
@@ -60,7 +105,11 @@ class RolloutInput(AgentTask):
 
 
 class RolloutOutput(BaseModel):
-    """What a processor returns: the conversation, the final response and its metrics."""
+    """What a processor returns: the conversation, the final response and its metrics.
+
+    The reference's shape is accepted too: ``agent_output`` (``messages``, ``rollout_extra``,
+    ``rollout_metrics``) with ``status`` ``SUCCESS``/``FAILED`` (or a ``TaskStatus``-like enum).
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -72,29 +121,40 @@ class RolloutOutput(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     rollout_metrics: dict[str, float] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_output(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "agent_output" not in data:
+            return data
+        data = dict(data)
+        agent = data.pop("agent_output")
+        agent = agent.model_dump() if isinstance(agent, BaseModel) else dict(agent or {})
+        status = getattr(data.get("status"), "value", data.get("status"))
+        failed = str(status or "").upper() in ("FAILED", "FAIL", "ERROR")
+        messages = list(agent.get("messages") or [])
+        last = str((messages[-1] if messages else {}).get("content") or "")
+        return {**data, "messages": messages, "metadata": dict(agent.get("rollout_extra") or {}),
+                "rollout_metrics": dict(agent.get("rollout_metrics") or {}), "response": last,
+                "status": "error" if failed else "ok"}
+
 
 class ProcessorSpec(BaseModel):
     """Which processor to load and the runtime bounds it runs under."""
 
     model_config = ConfigDict(extra="forbid")
 
-    classpath: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    classpath: str = Field(pattern=CLASSPATH_PATTERN, max_length=300)
     init_kwargs: dict[str, Any] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1)
     timeout_s: float = Field(default=600.0, gt=0)
     capacity: int = Field(default=1024, ge=1)
 
 
-def load_processor(classpath: str, **init_kwargs: Any) -> Any:
-    """Import ``package.module:Class`` and build it; refuses objects without ``process``."""
-    module_name, _, attr_path = classpath.partition(":")
-    if not module_name or not attr_path:
-        raise ProcessorLoadError(f"classpath {classpath!r} must look like 'package.module:Class'")
+def load_processor(classpath: str, *, allowed_modules: Sequence[str] | None = None, **init_kwargs: Any) -> Any:
+    """Import ``classpath`` (only under ``allowed_modules`` when given) and build it; needs ``process``."""
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr_path.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+        obj = load_object(classpath, allowed_modules=allowed_modules)
+    except (ImportError, AttributeError, ValueError) as exc:
         raise ProcessorLoadError(f"cannot load {classpath!r}: {exc}", param="classpath") from exc
     instance = obj(**init_kwargs) if inspect.isclass(obj) else obj
     if not callable(getattr(instance, "process", None)):
@@ -116,9 +176,11 @@ def _fallback(inp: RolloutInput, exc: BaseException) -> RolloutOutput:
 class ProcessorRuntime:
     """Runs one loaded processor under its spec's concurrency, capacity and timeout."""
 
-    def __init__(self, spec: ProcessorSpec, processor: Any | None = None) -> None:
+    def __init__(self, spec: ProcessorSpec, processor: Any | None = None, *,
+                 allowed_modules: Sequence[str] | None = None) -> None:
         self.spec = spec
-        self.processor = processor or load_processor(spec.classpath, **spec.init_kwargs)
+        self.processor = processor or load_processor(spec.classpath, allowed_modules=allowed_modules,
+                                                     **spec.init_kwargs)
         self._running = asyncio.Semaphore(spec.concurrency)
         self._admitted = 0
 

@@ -134,7 +134,8 @@ class ShardRun:
         if self.spec.processor is not None:
             async with open_processor_groups(
                     self.spec.processor, self.settings, self.maker, job_id=self.job_id,
-                    model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}") as runner:
+                    model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}",
+                    sampling=self.spec.sampling, limits=self.spec.limits) as runner:
                 outcomes = await self._run_all(runner, groups)
         else:
             runtime = await build_runtime(self.spec, self.settings)

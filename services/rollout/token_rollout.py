@@ -13,11 +13,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from services.rollout._facade import per_trajectory_tools, run_each
+from services.rollout._facade import ToolsArg, per_trajectory_tools, run_each
+from services.rollout.adapters import toolcall_parser
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine
 from services.rollout.limits import RolloutLimits
-from services.rollout.ports import ChatTokenizer, Policy, ToolCallParser, ToolExecutor
+from services.rollout.ports import ChatTokenizer, Policy, ToolCallParser
+from services.rollout.rollout_base import Rollout
 from services.rollout.traces import TraceWriter
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
@@ -25,11 +27,11 @@ from shared.schema import SamplingParams, Trajectory
 __all__ = ["MultiTurnRollout"]
 
 
-class MultiTurnRollout:
+class MultiTurnRollout(Rollout):
     """Multi-turn tool-using rollouts at the token level (for RL training)."""
 
     def __init__(self, sampler: Policy, template: TokenBridge | ChatTokenizer,
-                 tool_manager: ToolExecutor | Sequence[ToolExecutor | None] | None = None,
+                 tool_manager: ToolsArg = None,
                  sampling_params: SamplingParams | None = None, max_turns: int = 6,
                  max_trajectory_tokens: int | None = None, trace_dir: str | Path | None = None,
                  trace_callback: Callable[[Trajectory], bool] | None = None,
@@ -46,12 +48,12 @@ class MultiTurnRollout:
         self.limits = RolloutLimits.model_validate(
             {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns,
              "max_total_tokens": max_trajectory_tokens})
-        self.parser, self.concurrency = parser, concurrency
+        self.parser, self.concurrency = parser or toolcall_parser(), concurrency
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,
                                    success_callback=success_callback) if trace_dir else None)
 
     async def run(self, trajectories: Sequence[Trajectory | dict[str, Any]], *,
-                  tool_manager: ToolExecutor | Sequence[ToolExecutor | None] | None = None,
+                  tool_manager: ToolsArg = None,
                   sampling_params: SamplingParams | None = None, global_step: int = 0
                   ) -> list[Trajectory]:
         """Roll out each trajectory once; output keeps the input order."""
@@ -62,4 +64,3 @@ class MultiTurnRollout:
             parser=self.parser, concurrency=self.concurrency, trace_writer=self.traces)
         return await run_each(engine, trajectories, managers, step=global_step)
 
-    __call__ = run

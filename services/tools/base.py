@@ -22,7 +22,24 @@ from services.tools.errors import ToolArgumentsInvalid
 from services.tools.results import ErrorKind
 from shared.schema import FunctionSpec, ToolInfo
 
-__all__ = ["BaseTool", "Tool", "ToolOutput", "truncate_middle"]
+__all__ = ["BaseTool", "Tool", "ToolOutput", "tool_info_of", "truncate_middle"]
+
+
+def tool_info_of(tool: Any) -> ToolInfo:
+    """The ``ToolInfo`` of anything with ``tool_info()``: a model, or the documented OpenAI dict.
+
+    The seed API documents ``tool_info()`` returning a plain ``{"type": "function",
+    "function": {...}}`` dict (``EnvTool`` does too); both forms are accepted everywhere.
+    """
+    info = tool.tool_info()
+    if isinstance(info, ToolInfo):
+        return info
+    if isinstance(info, BaseModel):
+        info = info.model_dump()
+    try:
+        return ToolInfo.model_validate(info)
+    except ValueError as exc:
+        raise ValueError(f"{type(tool).__name__}.tool_info() is not an OpenAI function-tool schema: {exc}") from None
 
 
 def truncate_middle(text: str, max_chars: int) -> str:
@@ -45,8 +62,8 @@ class Tool(ABC):
     """Anything callable as ``tool(tool_name, arguments) -> str`` with an OpenAI schema."""
 
     @abstractmethod
-    def tool_info(self) -> ToolInfo:
-        """The OpenAI function-tool schema; its ``function.name`` names the tool."""
+    def tool_info(self) -> ToolInfo | dict[str, Any]:
+        """The OpenAI function-tool schema (a ``ToolInfo`` or the same as a plain dict)."""
 
     @abstractmethod
     def __call__(self, tool_name: str, arguments: Any) -> str:
@@ -55,7 +72,7 @@ class Tool(ABC):
     @property
     def name(self) -> str:
         """The tool's function name."""
-        return self.tool_info().name
+        return tool_info_of(self).name
 
     async def arun(self, tool_name: str, arguments: Any) -> tuple[str, ErrorKind | None]:
         """Async run returning (text, error kind or None); override when the tool does I/O."""

@@ -1,5 +1,10 @@
 """ToolManager: a name → tool registry that dispatches OpenAI tool calls.
 
+A tool is a ``Tool`` or anything shaped like one (``tool_info()`` plus
+``__call__(tool_name, arguments) -> str``, e.g. an ``EnvTool``), whose
+``tool_info()`` may return a ``ToolInfo`` or the documented plain dict; so
+``ToolManager(EnvTool.from_env(env))`` works as the seed shows it.
+
 Dispatch never raises for a bad call or a failing tool: the model sees a
 string starting with ``Error:`` and ``call_structured`` also returns the
 error kind and latency, so callers need not parse the prefix.
@@ -16,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.tools.base import Tool
+from services.tools.base import Tool, tool_info_of
 from services.tools.errors import SandboxUnavailable, ToolArgumentsInvalid, UnsafeResultFile
 from services.tools.results import ErrorKind, ToolResult
 from services.tools.sandbox_output import safe_text
@@ -41,8 +46,10 @@ class _BadCall(Exception):
         self.kind = kind
 
 
-def _tool_name_of(tool: Tool) -> str:
-    name = tool.tool_info().name
+def _tool_name_of(tool: Any) -> str:
+    if not callable(getattr(tool, "tool_info", None)) or not callable(tool):
+        raise TypeError(f"{type(tool).__name__} is not a tool: it needs tool_info() and __call__(name, arguments)")
+    name = tool_info_of(tool).name
     if not name:
         raise ValueError("every tool must expose a non-empty function name in tool_info()")
     return name
@@ -65,32 +72,39 @@ def _parse_arguments(raw: Any) -> Any:
     )
 
 
+async def _run(tool: Any, name: str, arguments: Any) -> tuple[str, ErrorKind | None]:
+    """A ``Tool`` runs through ``arun``; a tool-shaped object is called in a worker thread."""
+    if isinstance(tool, Tool):
+        return await tool.arun(name, arguments)
+    return str(await asyncio.to_thread(tool, name, arguments)), None
+
+
 class ToolManager:
     """Registry of tools keyed by function name, in insertion order."""
 
-    def __init__(self, tools: Mapping[str, Tool] | Iterable[Tool] | None = None) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Mapping[str, Any] | Iterable[Any] | None = None) -> None:
+        self._tools: dict[str, Any] = {}
         if tools is None:
             return
         if isinstance(tools, Mapping):
-            self._tools = dict(tools)  # taken as given: keys are the names
-        elif isinstance(tools, (list, tuple)):
+            for name, tool in tools.items():
+                _tool_name_of(tool)  # refuse a non-tool now, not at the first call
+                self._tools[name] = tool  # taken as given: keys are the names
+        elif isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
+            raise TypeError(f"tools must be a list, tuple, dict or None, not {type(tools).__name__}")
+        else:
             for tool in tools:
                 self.register(tool)
-        else:
-            raise TypeError(
-                f"tools must be a list, tuple, dict or None, not {type(tools).__name__}"
-            )
 
-    def register(self, tool: Tool) -> None:
+    def register(self, tool: Any) -> None:
         """Add ``tool`` under its function name (a later tool with that name wins)."""
         self._tools[_tool_name_of(tool)] = tool
 
-    def unregister(self, name: str) -> Tool | None:
+    def unregister(self, name: str) -> Any | None:
         """Remove and return the tool called ``name``, or None."""
         return self._tools.pop(name, None)
 
-    def get(self, name: str) -> Tool | None:
+    def get(self, name: str) -> Any | None:
         """The tool called ``name``, or None."""
         return self._tools.get(name)
 
@@ -104,7 +118,7 @@ class ToolManager:
 
     def tool_infos(self) -> list[ToolInfo]:
         """The OpenAI schema of every tool."""
-        return [tool.tool_info() for tool in self._tools.values()]
+        return [tool_info_of(tool) for tool in self._tools.values()]
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -112,7 +126,7 @@ class ToolManager:
     def __len__(self) -> int:
         return len(self._tools)
 
-    def _resolve(self, tool_call: Any) -> tuple[Tool, str, Any]:
+    def _resolve(self, tool_call: Any) -> tuple[Any, str, Any]:
         if not isinstance(tool_call, dict):
             raise _BadCall(
                 "invalid_call", f"tool_call must be an object, got {type(tool_call).__name__}"
@@ -138,7 +152,7 @@ class ToolManager:
         name = ""
         try:
             tool, name, arguments = self._resolve(tool_call)
-            text, kind = await tool.arun(name, arguments)
+            text, kind = await _run(tool, name, arguments)
         except _BadCall as exc:
             text, kind = f"Error: {exc}", exc.kind
         except asyncio.CancelledError:

@@ -1,6 +1,6 @@
 """The shared schema: every service speaks these models."""
 
-from shared.schema.env import AgentStep, AgentTask, AgentTrajectory, StepResult
+from shared.schema.env import Action, AgentStep, AgentTask, AgentTrajectory, Step, StepResult
 from shared.schema.errors import OpenAIError, OpenAIErrorBody, Problem
 from shared.schema.jobs import JobProgress, JobStatus, Page
 from shared.schema.messages import (
@@ -26,6 +26,7 @@ from shared.schema.trajectory import (
 
 __all__ = [
     "STOP_REASONS",
+    "Action",
     "AgentStep",
     "AgentTask",
     "AgentTrajectory",
@@ -42,6 +43,7 @@ __all__ = [
     "RewardRecord",
     "Role",
     "SamplingParams",
+    "Step",
     "StepRecord",
     "StepResult",
     "StopReason",

@@ -144,6 +144,16 @@ class Message(BaseModel):
         """Text projection of the content (text parts joined with one space)."""
         return content_text(self.content)
 
+    # Read access by key, so code written for OpenAI message dicts (``msg['role']``,
+    # ``msg.get('content', '')``) reads a Message as it would the canonical dict.
+    def __getitem__(self, key: str) -> Any:
+        return self.to_openai()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The canonical dict's ``key``, or ``default`` when absent or null."""
+        value = self.to_openai().get(key)
+        return default if value is None else value
+
     def to_openai(self) -> dict[str, Any]:
         """Canonical OpenAI dict: unset optional fields omitted, arguments as JSON text."""
         declared = type(self).model_fields

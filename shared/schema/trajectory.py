@@ -35,6 +35,7 @@ StopReason = Literal[
     "cancelled",
 ]
 STOP_REASONS: tuple[str, ...] = StopReason.__args__  # type: ignore[attr-defined]
+_TOKEN_KEYS = ("input_ids", "labels", "logprobs", "prompt_ids", "response_ids", "loss_mask")
 
 
 class RewardRecord(BaseModel):
@@ -132,6 +133,27 @@ class Trajectory(BaseModel):
         if not scored:
             return None
         return sum(r.score * r.weight for r in scored if r.score is not None)
+
+    # Read access by key, as the seed rollouts' dict results are read (``r['turns']``,
+    # ``r['messages']``, ``r['input_ids']``, ``r['labels']``, ``r['logprobs']``).
+    def __getitem__(self, key: str) -> Any:
+        if key in _TOKEN_KEYS:
+            if self.tokens is None:
+                raise KeyError(f"{key!r}: this trajectory has no token data (a message-level rollout)")
+            return getattr(self.tokens, key)
+        if key == "reward":
+            return self.reward
+        if key in type(self).model_fields or key in (self.model_extra or {}):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, or ``default`` when absent or null."""
+        try:
+            value = self[key]
+        except KeyError:
+            return default
+        return default if value is None else value
 
     def to_row(self) -> dict[str, Any]:
         """Canonical JSON-ready dict: messages in OpenAI shape, unset fields omitted."""

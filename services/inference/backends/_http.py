@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from services.inference.errors import BackendUnsupported
 from shared.errors import (
     AuthenticationError,
     ClientError,
@@ -53,6 +54,8 @@ def upstream_error(response: httpx.Response) -> TrajforgeError:
     text = f"Upstream {response.request.url.path} answered {response.status_code}: {_message(response)}"
     if response.status_code in (503, 529):
         return UpstreamUnavailable(text)
+    if response.status_code == 501:  # the server lacks the route's capability (e.g. no weight transfer)
+        return BackendUnsupported(text)
     if 400 <= response.status_code < 500:
         return _client_error(response.status_code)(text)
     return UpstreamError(text)

@@ -9,14 +9,22 @@ cannot do something (plain OpenAI has no token ids or pause) raises
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from services.inference.errors import BackendUnsupported
 from shared.schema import SamplingParams
 
-__all__ = ["BackendHealth", "BackendResult", "BackendSample", "BackendUnsupported", "InferenceBackend"]
+__all__ = [
+    "BackendHealth",
+    "BackendResult",
+    "BackendSample",
+    "BackendUnsupported",
+    "InferenceBackend",
+    "WeightSource",
+    "WeightTransfer",
+]
 
 
 class BackendSample(BaseModel):
@@ -48,6 +56,25 @@ class BackendHealth(BaseModel):
     detail: str = ""
 
 
+class WeightTransfer(BaseModel):
+    """One round of vLLM's weight-transfer protocol (the receiver's side; the trainer sends the tensors).
+
+    ``init_info`` is the ``/init_weight_transfer_engine`` body's ``init_info`` (for NCCL:
+    ``master_address``, ``master_port``, ``rank_offset``, ``world_size``), sent once per server;
+    ``update_info`` is the ``/update_weights`` body's ``update_info`` (for NCCL: ``names``,
+    ``dtype_names``, ``shapes``; for IPC: the handles). The trainer must broadcast the tensors
+    while ``/update_weights`` is in flight.
+    """
+
+    update_info: dict[str, Any]
+    init_info: dict[str, Any] | None = None
+    is_checkpoint_format: bool = True
+
+
+#: What ``update_weights`` takes: an HF model directory on the server's disk, or a transfer round.
+WeightSource = str | WeightTransfer
+
+
 @runtime_checkable
 class InferenceBackend(Protocol):
     """What the suite needs from a policy server."""
@@ -60,8 +87,8 @@ class InferenceBackend(Protocol):
         """Logprob of each completion token under the current weights (for re-scoring)."""
         ...
 
-    async def update_weights(self, path: str) -> None:
-        """Load new weights from ``path`` (an HF model directory)."""
+    async def update_weights(self, source: WeightSource) -> None:
+        """Load new weights: from an HF model directory path, or one ``WeightTransfer`` round."""
         ...
 
     async def pause(self) -> None:

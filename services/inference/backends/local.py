@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from services.inference.backends.base import BackendHealth, BackendResult, BackendSample
+from services.inference.backends.base import (
+    BackendHealth,
+    BackendResult,
+    BackendSample,
+    BackendUnsupported,
+    WeightSource,
+    WeightTransfer,
+)
 from services.inference.config import engine_config
 from services.inference.engine import Engine
 from services.inference.loader import read_state_dict
@@ -37,10 +44,12 @@ class LocalBackend:
         scores = await engine.score([*prompt_ids, *completion_ids])
         return [float(s) for s in scores[len(prompt_ids):] if s is not None]
 
-    async def update_weights(self, path: str) -> None:
-        """Copy the weights of the HF model directory ``path`` into the running model."""
+    async def update_weights(self, source: WeightSource) -> None:
+        """Copy the weights of the HF model directory ``source`` into the running model."""
+        if isinstance(source, WeightTransfer):
+            raise BackendUnsupported("The local CPU engine has no weight-transfer backend; pass a model directory.")
         engine = await self._holder.get()
-        state = await asyncio.to_thread(read_state_dict, path)
+        state = await asyncio.to_thread(read_state_dict, source)
         await asyncio.to_thread(engine.update_weights, state)
 
     async def pause(self) -> None:

@@ -4,6 +4,24 @@ Generation goes through ``/v1/completions`` with a token-id prompt, so the
 server never re-tokenises text. Plain OpenAI-compatible servers give no token
 ids back (samples carry text only); vLLM is asked for ``return_token_ids`` and
 scores tokens with ``prompt_logprobs``.
+
+vLLM's control plane (routes a vLLM server registers only under
+``VLLM_SERVER_DEV_MODE=1``; the weight-transfer ones also need
+``--weight-transfer-config``): ``/pause?mode=`` and ``/resume``, ``/sleep?level=``,
+``/wake_up?tags=`` and ``/is_sleeping``, ``/collective_rpc``,
+``/reset_prefix_cache``, and the transfer round ``/init_weight_transfer_engine``
+-> ``/start_weight_update`` -> ``/update_weights`` -> ``/finish_weight_update``.
+``update_weights(path)`` pauses (``mode=wait``), points the workers at the new
+directory (``collective_rpc update_config``), reloads (``reload_weights``),
+resets the prefix cache and resumes. ``update_weights(WeightTransfer(...))``
+runs one transfer round between pause and resume; servers older than the
+explicit start/finish calls (404) are driven without them.
+
+Verified here against the local engine's vLLM-subset server (pause/resume,
+sleep/wake_up, collective_rpc update_config + reload_weights). Not verified
+without a GPU: a real vLLM server's collective_rpc semantics for a new model
+directory, and the NCCL/IPC transfer round (the local engine has no transfer
+backend and answers 501).
 """
 
 from __future__ import annotations
@@ -13,8 +31,15 @@ from typing import Any
 import httpx
 
 from services.inference.backends._http import HttpUpstream
-from services.inference.backends.base import BackendHealth, BackendResult, BackendSample, BackendUnsupported
-from shared.errors import TrajforgeError, UpstreamError
+from services.inference.backends.base import (
+    BackendHealth,
+    BackendResult,
+    BackendSample,
+    BackendUnsupported,
+    WeightSource,
+    WeightTransfer,
+)
+from shared.errors import NotFound, TrajforgeError, UpstreamError
 from shared.schema import SamplingParams
 
 __all__ = ["OpenAIBackend", "VLLMBackend", "VLLMPDBackend"]
@@ -68,7 +93,7 @@ class OpenAIBackend:
         """Plain OpenAI servers cannot score given tokens."""
         raise BackendUnsupported("An OpenAI-compatible server cannot score given token ids; use 'vllm'.")
 
-    async def update_weights(self, path: str) -> None:
+    async def update_weights(self, source: WeightSource) -> None:
         """Plain OpenAI servers take no weights."""
         raise BackendUnsupported("An OpenAI-compatible server cannot load new weights.")
 
@@ -93,7 +118,11 @@ class OpenAIBackend:
 
 
 class VLLMBackend(OpenAIBackend):
-    """A vLLM OpenAI server: token ids back, prompt logprobs, ``/pause`` and ``/resume``."""
+    """A vLLM OpenAI server: token ids back, prompt logprobs and the control plane (module docstring)."""
+
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
+        super().__init__(base_url, **kwargs)
+        self._transfer_ready = False
 
     def _body(self, model: str, prompt_ids: list[int], params: SamplingParams) -> dict[str, Any]:
         body = super()._body(model, prompt_ids, params)
@@ -115,19 +144,64 @@ class VLLMBackend(OpenAIBackend):
             raise UpstreamError(f"Upstream returned {len(entries)} prompt logprobs for {len(ids)} tokens.")
         return [float(entries[i][str(ids[i])]["logprob"]) for i in range(len(prompt_ids), len(ids))]
 
-    async def update_weights(self, path: str) -> None:
-        """vLLM servers take weights over NCCL/IPC from the trainer, not from a path."""
-        raise BackendUnsupported(
-            "vLLM servers receive weights through their weight-transfer endpoints (init_weight_transfer_engine, "
-            "start_weight_update, update_weights, finish_weight_update) driven by the trainer over NCCL or IPC.")
+    async def update_weights(self, source: WeightSource) -> None:
+        """New weights between ``pause(mode="wait")`` and ``resume``: a directory reload or a transfer round."""
+        await self.pause(mode="wait")
+        try:
+            if isinstance(source, WeightTransfer):
+                await self._transfer(source)
+            else:
+                await self.collective_rpc("update_config", args=[{"model_config": {"model": str(source)}}])
+                await self.collective_rpc("reload_weights")
+                await self.http.request("POST", "/reset_prefix_cache")
+        finally:
+            await self.resume()
 
-    async def pause(self) -> None:
-        """``POST /pause`` (in-flight requests finish; vLLM's default mode)."""
-        await self.http.request("POST", "/pause")
+    async def _transfer(self, round_: WeightTransfer) -> None:
+        if round_.init_info is not None and not self._transfer_ready:
+            await self.init_weight_transfer_engine(round_.init_info)
+        await self._optional("/start_weight_update", {"is_checkpoint_format": round_.is_checkpoint_format})
+        await self.http.post_json("/update_weights", {"update_info": round_.update_info})
+        await self._optional("/finish_weight_update", {})
+
+    async def _optional(self, path: str, body: dict[str, Any]) -> None:
+        try:
+            await self.http.request("POST", path, json=body)
+        except NotFound:  # a vLLM from before the explicit start/finish calls: the round works without them
+            return
+
+    async def init_weight_transfer_engine(self, init_info: dict[str, Any]) -> None:
+        """``POST /init_weight_transfer_engine`` (once per server, before the first transfer round)."""
+        await self.http.post_json("/init_weight_transfer_engine", {"init_info": init_info})
+        self._transfer_ready = True
+
+    async def collective_rpc(self, method: str, *, args: list[Any] | None = None,
+                             kwargs: dict[str, Any] | None = None, timeout_s: float | None = None) -> Any:
+        """``POST /collective_rpc``: call ``method`` on every worker; returns the workers' results."""
+        body: dict[str, Any] = {"method": method, "args": args or [], "kwargs": kwargs or {}}
+        if timeout_s is not None:
+            body["timeout"] = timeout_s
+        return (await self.http.post_json("/collective_rpc", body)).get("results")
+
+    async def pause(self, mode: str = "wait") -> None:
+        """``POST /pause?mode=`` (``wait``: in-flight requests finish; ``abort``; ``keep``)."""
+        await self.http.request("POST", "/pause", params={"mode": mode})
 
     async def resume(self) -> None:
         """``POST /resume``."""
         await self.http.request("POST", "/resume")
+
+    async def sleep(self, level: int = 1) -> None:
+        """``POST /sleep?level=`` (1: offload weights, drop the KV cache; 2: drop both)."""
+        await self.http.request("POST", "/sleep", params={"level": level})
+
+    async def wake_up(self, tags: list[str] | None = None) -> None:
+        """``POST /wake_up`` (optionally only ``tags`` such as ``weights`` or ``kv_cache``)."""
+        await self.http.request("POST", "/wake_up", params=[("tags", t) for t in tags or []])
+
+    async def is_sleeping(self) -> bool:
+        """``GET /is_sleeping``."""
+        return bool((await self.http.get_json("/is_sleeping"))["is_sleeping"])
 
     async def health(self) -> BackendHealth:
         """``GET /health`` then the model name."""
@@ -161,10 +235,25 @@ class VLLMPDBackend(VLLMBackend):
         body["kv_transfer_params"] = prefilled.get("kv_transfer_params")
         return self._result(model, prompt_ids, await self.http.post_json("/v1/completions", body))
 
-    async def pause(self) -> None:
+    async def pause(self, mode: str = "wait") -> None:
         """Pause both servers."""
-        await self.prefill.pause()
-        await super().pause()
+        await self.prefill.pause(mode)
+        await super().pause(mode)
+
+    async def update_weights(self, source: WeightSource) -> None:
+        """The same weights into the prefill server, then the decode server."""
+        await self.prefill.update_weights(source)
+        await super().update_weights(source)
+
+    async def sleep(self, level: int = 1) -> None:
+        """Put both servers to sleep."""
+        await self.prefill.sleep(level)
+        await super().sleep(level)
+
+    async def wake_up(self, tags: list[str] | None = None) -> None:
+        """Wake both servers."""
+        await self.prefill.wake_up(tags)
+        await super().wake_up(tags)
 
     async def resume(self) -> None:
         """Resume both servers."""

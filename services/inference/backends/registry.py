@@ -1,14 +1,21 @@
-"""``InferBackendRegistry``: backends by name, built from keyword configuration."""
+"""``InferBackendRegistry``: backends by name, built from keyword configuration.
+
+``register(name, cls)`` takes a backend class (the reference's form) or any
+factory; ``get_class(name)`` gives the class (``None`` for a bare factory or an
+unknown name); ``create(name, **config)`` builds one. ``registry`` is the global
+instance with every built-in backend (``default_registry()`` builds a fresh one).
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 from services.inference.backends.base import InferenceBackend
 from services.inference.errors import UnknownBackend
 
-__all__ = ["InferBackendRegistry", "default_registry"]
+__all__ = ["InferBackendRegistry", "default_registry", "registry"]
 
 BackendFactory = Callable[..., InferenceBackend]
 
@@ -18,10 +25,27 @@ class InferBackendRegistry:
 
     def __init__(self) -> None:
         self._factories: dict[str, BackendFactory] = {}
+        self._classes: dict[str, type | str] = {}
 
-    def register(self, name: str, factory: BackendFactory) -> None:
-        """Add or replace a backend factory."""
+    def register(self, name: str, factory: BackendFactory | type, *, cls: type | str | None = None) -> None:
+        """Add or replace a backend: a class (built with the config) or a factory function.
+
+        ``cls`` names the class ``get_class`` reports for a factory (a class or ``"module:Class"``,
+        imported on first ``get_class``).
+        """
         self._factories[name] = factory
+        self._classes.pop(name, None)
+        chosen = factory if isinstance(factory, type) else cls
+        if chosen is not None:
+            self._classes[name] = chosen
+
+    def get_class(self, name: str) -> type | None:
+        """The backend class registered under ``name``, or ``None``."""
+        found = self._classes.get(name)
+        if isinstance(found, str):
+            module, _, attr = found.partition(":")
+            found = self._classes[name] = getattr(importlib.import_module(module), attr)
+        return found
 
     def names(self) -> list[str]:
         """Registered names, sorted."""
@@ -73,8 +97,21 @@ def _local(**config: Any) -> InferenceBackend:
 
 def default_registry() -> InferBackendRegistry:
     """A registry with every built-in backend."""
-    registry = InferBackendRegistry()
-    for name, factory in {"openai": _openai, "vllm": _vllm, "vllm_pd": _vllm_pd, "sglang": _sglang,
-                          "local": _local}.items():
-        registry.register(name, factory)
-    return registry
+    fresh = InferBackendRegistry()
+    for name, (factory, cls) in _BUILTINS.items():
+        fresh.register(name, factory, cls=cls)
+    return fresh
+
+
+_HTTP = "services.inference.backends.openai_http"
+_BUILTINS: dict[str, tuple[BackendFactory, str]] = {
+    "openai": (_openai, f"{_HTTP}:OpenAIBackend"),
+    # A vLLM server (the reference's ``vllm`` service); ``create`` without base_url runs vLLM in-process.
+    "vllm": (_vllm, f"{_HTTP}:VLLMBackend"),
+    "vllm_pd": (_vllm_pd, f"{_HTTP}:VLLMPDBackend"),
+    "sglang": (_sglang, "services.inference.backends.sglang:SGLangBackend"),
+    "local": (_local, "services.inference.backends.local:LocalBackend"),
+}
+
+#: The global registry with every built-in backend.
+registry = default_registry()

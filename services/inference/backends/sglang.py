@@ -1,4 +1,15 @@
-"""``sglang``: an SGLang server through its native ``/generate`` API (token ids in and out)."""
+"""``sglang``: an SGLang server through its native ``/generate`` API (token ids in and out).
+
+Weights: ``update_weights(path)`` is ``/update_weights_from_disk``;
+``update_weights(WeightTransfer(...))`` is ``/init_weights_update_group`` (once,
+from ``init_info``) then ``/update_weights_from_distributed`` (``update_info``:
+``names``, ``dtypes``, ``shapes``, ``group_name``) while the trainer broadcasts;
+``update_weights_from_tensor`` posts tensors serialised by SGLang's own
+serializer. Memory: ``sleep``/``wake_up`` are ``/release_memory_occupation`` and
+``/resume_memory_occupation``. Verified here against the local engine's server:
+``update_weights_from_disk`` and pause/continue; not verified without a GPU: the
+distributed and tensor routes.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +18,7 @@ from typing import Any
 import httpx
 
 from services.inference.backends._http import HttpUpstream
-from services.inference.backends.base import BackendHealth, BackendResult, BackendSample
+from services.inference.backends.base import BackendHealth, BackendResult, BackendSample, WeightSource, WeightTransfer
 from shared.errors import TrajforgeError, UpstreamError
 from shared.schema import SamplingParams
 
@@ -43,6 +54,7 @@ class SGLangBackend:
                  timeout_s: float = 120.0, client: httpx.AsyncClient | None = None) -> None:
         self.http = HttpUpstream(base_url, api_key=api_key, timeout_s=timeout_s, client=client)
         self.model = model or ""
+        self._group_ready = False
 
     async def generate(self, prompt_ids: list[int], params: SamplingParams) -> BackendResult:
         """``POST /generate`` with token ids and output logprobs."""
@@ -64,11 +76,39 @@ class SGLangBackend:
             raise UpstreamError(f"SGLang returned {len(pairs)} input logprobs for {len(completion_ids)} tokens.")
         return [float(p[0]) for p in pairs[-len(completion_ids):]] if completion_ids else []
 
-    async def update_weights(self, path: str) -> None:
-        """``POST /update_weights_from_disk``."""
-        answer = await self.http.post_json("/update_weights_from_disk", {"model_path": path})
+    async def update_weights(self, source: WeightSource) -> None:
+        """``/update_weights_from_disk`` for a path; the distributed update for a ``WeightTransfer``."""
+        if isinstance(source, WeightTransfer):
+            if source.init_info is not None and not self._group_ready:
+                self._check(await self.http.post_json("/init_weights_update_group", source.init_info), "group")
+                self._group_ready = True
+            body = {"flush_cache": True, **source.update_info}
+            self._check(await self.http.post_json("/update_weights_from_distributed", body), "distributed update")
+            return
+        answer = await self.http.post_json("/update_weights_from_disk", {"model_path": source})
         if answer.get("success") is False:
-            raise UpstreamError(f"SGLang refused the weights at {path}: {answer.get('message')}")
+            raise UpstreamError(f"SGLang refused the weights at {source}: {answer.get('message')}")
+
+    async def update_weights_from_tensor(self, serialized_named_tensors: list[str], *,
+                                         load_format: str | None = None, flush_cache: bool = True) -> None:
+        """``POST /update_weights_from_tensor`` (one serialised entry per tensor-parallel rank)."""
+        body: dict[str, Any] = {"serialized_named_tensors": serialized_named_tensors, "flush_cache": flush_cache}
+        if load_format is not None:
+            body["load_format"] = load_format
+        self._check(await self.http.post_json("/update_weights_from_tensor", body), "tensor update")
+
+    async def sleep(self, tags: list[str] | None = None) -> None:
+        """``POST /release_memory_occupation``."""
+        await self.http.request("POST", "/release_memory_occupation", json={"tags": tags} if tags else {})
+
+    async def wake_up(self, tags: list[str] | None = None) -> None:
+        """``POST /resume_memory_occupation``."""
+        await self.http.request("POST", "/resume_memory_occupation", json={"tags": tags} if tags else {})
+
+    @staticmethod
+    def _check(answer: dict[str, Any], what: str) -> None:
+        if answer.get("success") is False:
+            raise UpstreamError(f"SGLang refused the {what}: {answer.get('message')}")
 
     async def pause(self) -> None:
         """``POST /pause_generation``."""

@@ -1,4 +1,12 @@
-"""In-process vLLM (GPU hosts): imported only when this backend is created."""
+"""In-process vLLM (GPU hosts): imported only when this backend is created.
+
+Weights: ``update_weights(path)`` points the workers at the new directory
+(``collective_rpc("update_config", ...)``) and reloads (``reload_weights``);
+``update_weights(WeightTransfer(...))`` runs the engine's weight-transfer round
+(``init_weight_transfer_engine`` once, then ``update_weights``) while the trainer
+sends. ``pause``/``resume`` are vLLM's sleep mode (level 1) and ``wake_up``.
+Not verified without a GPU: none of this runs on the CPU test machines.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ import asyncio
 import importlib
 from typing import Any
 
-from services.inference.backends.base import BackendHealth, BackendResult, BackendSample, BackendUnsupported
+from services.inference.backends.base import BackendHealth, BackendResult, BackendSample, WeightSource, WeightTransfer
 from services.inference.errors import BackendNotInstalled
 from shared.schema import SamplingParams
 
@@ -31,6 +39,7 @@ class VLLMEngineBackend:
         self._vllm = import_vllm()
         self.model = model
         self._llm = self._vllm.LLM(model=model, **engine_kwargs)
+        self._transfer_ready = False
 
     def _params(self, params: SamplingParams, **extra: Any) -> Any:
         return self._vllm.SamplingParams(
@@ -55,9 +64,21 @@ class VLLMEngineBackend:
         [result] = await asyncio.to_thread(self._llm.generate, [{"prompt_token_ids": ids}], params, use_tqdm=False)
         return [result.prompt_logprobs[i][ids[i]].logprob for i in range(len(prompt_ids), len(ids))]
 
-    async def update_weights(self, path: str) -> None:
-        """Weights reach in-process vLLM through its weight-transfer engine, driven by the trainer."""
-        raise BackendUnsupported("Use vLLM's weight-transfer API (NCCL or IPC) from the trainer process.")
+    async def update_weights(self, source: WeightSource) -> None:
+        """Reload from a directory, or receive one weight-transfer round."""
+        if isinstance(source, WeightTransfer):
+            await asyncio.to_thread(self._receive, source)
+            return
+        overrides = {"model_config": {"model": str(source)}}
+        await asyncio.to_thread(self._llm.collective_rpc, "update_config", args=(overrides,))
+        await asyncio.to_thread(self._llm.collective_rpc, "reload_weights")
+
+    def _receive(self, round_: WeightTransfer) -> None:
+        base = importlib.import_module("vllm.distributed.weight_transfer.base")
+        if round_.init_info is not None and not self._transfer_ready:
+            self._llm.init_weight_transfer_engine(base.WeightTransferInitRequest(init_info=round_.init_info))
+            self._transfer_ready = True
+        self._llm.update_weights(base.WeightTransferUpdateRequest(update_info=round_.update_info))
 
     async def pause(self) -> None:
         """Release GPU memory (vLLM sleep mode, level 1)."""

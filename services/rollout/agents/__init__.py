@@ -5,13 +5,12 @@ from services.rollout.agents.chat_agent import ChatAgent
 from services.rollout.agents.engine import BaseEngineWrapper
 from services.rollout.agents.registry import (
     AGENTS_MAPPING,
-    DataManagerRegistry,
     JsonlTasks,
     ListTasks,
     Registry,
-    TrainMode,
-    TrainRegistry,
+    agent_config,
     get_agent_by_name,
+    register_agent,
 )
 
 __all__ = [
@@ -20,11 +19,10 @@ __all__ = [
     "BaseEngineWrapper",
     "BaseEnv",
     "ChatAgent",
-    "DataManagerRegistry",
     "JsonlTasks",
     "ListTasks",
     "Registry",
-    "TrainMode",
-    "TrainRegistry",
+    "agent_config",
     "get_agent_by_name",
+    "register_agent",
 ]

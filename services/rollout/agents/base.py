@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from shared.schema import AgentStep, AgentTrajectory, StepResult
+from shared.schema import Action, AgentStep, AgentTrajectory, StepResult
 
 __all__ = ["BaseAgent", "BaseEnv"]
 
@@ -33,8 +33,8 @@ class BaseAgent(ABC):
         """Override to turn an environment observation into chat messages."""
 
     @abstractmethod
-    def update_from_model(self, response: str, **kwargs: Any) -> AgentStep:
-        """Override to turn the policy's reply into the next action (returned as a step)."""
+    def update_from_model(self, response: str, **kwargs: Any) -> AgentStep | Action:
+        """Override to turn the policy's reply into the next action (a ``Step`` or an ``Action``)."""
 
     @property
     def chat_completions(self) -> list[dict[str, Any]]:

@@ -1,4 +1,13 @@
-"""Name registries: agents (``AGENTS_MAPPING``), train modes and data managers."""
+"""Name registries: agents (``AGENTS_MAPPING``), a generic named registry, task sources.
+
+``AGENTS_MAPPING`` is the reference's list of agent configurations: each entry
+names an agent (``name``, referenced by ``agent_name`` in a task or a config)
+and holds ``agent_class`` and ``agent_args``, ``env_class`` and ``env_args``,
+and ``compute_trajectory_reward_fn`` (called on each finished trajectory).
+``get_agent_by_name`` returns the entry or ``None``; ``agent_config`` raises a
+``NotFound`` naming the known agents. The train and data-manager registries are
+in ``services.rollout.train_register`` and ``services.rollout.data_registry``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
-
-from services.rollout.agents.base import BaseAgent
+from services.rollout.agents.base import BaseAgent, BaseEnv
 from services.rollout.agents.chat_agent import ChatAgent
 from shared.errors import InvalidInput, NotFound
 from shared.jsonl import iter_jsonl_path
@@ -16,27 +23,50 @@ from shared.schema import AgentTask
 
 __all__ = [
     "AGENTS_MAPPING",
-    "DataManagerRegistry",
     "JsonlTasks",
     "ListTasks",
     "Registry",
-    "TrainMode",
-    "TrainRegistry",
+    "agent_config",
     "get_agent_by_name",
+    "register_agent",
 ]
 
 T = TypeVar("T")
 
-AGENTS_MAPPING: dict[str, type[BaseAgent]] = {"chat": ChatAgent}
+AGENTS_MAPPING: list[dict[str, Any]] = [
+    {"name": "chat", "agent_class": ChatAgent, "agent_args": {}, "env_class": None, "env_args": {},
+     "compute_trajectory_reward_fn": None},
+]
 
 
-def get_agent_by_name(name: str) -> type[BaseAgent]:
-    """The agent class registered under ``name``."""
-    try:
-        return AGENTS_MAPPING[name]
-    except KeyError:
-        known = ", ".join(sorted(AGENTS_MAPPING)) or "(none)"
-        raise NotFound(f"unknown agent {name!r}; known agents: {known}", param="agent") from None
+def get_agent_by_name(name: str) -> dict[str, Any] | None:
+    """The ``AGENTS_MAPPING`` entry called ``name``, or ``None``."""
+    for agent_config_ in AGENTS_MAPPING:
+        if name == agent_config_.get("name", ""):
+            return agent_config_
+    return None
+
+
+def agent_config(name: str) -> dict[str, Any]:
+    """The entry called ``name``; raises ``NotFound`` listing the known agents."""
+    found = get_agent_by_name(name)
+    if found is None:
+        known = ", ".join(sorted(str(a.get("name")) for a in AGENTS_MAPPING)) or "(none)"
+        raise NotFound(f"unknown agent {name!r}; known agents: {known}", param="agent_name")
+    return found
+
+
+def register_agent(name: str, *, agent_class: type[BaseAgent], env_class: type[BaseEnv] | None = None,
+                   agent_args: dict[str, Any] | None = None, env_args: dict[str, Any] | None = None,
+                   compute_trajectory_reward_fn: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """Append an entry to ``AGENTS_MAPPING`` (a name may be registered once)."""
+    if get_agent_by_name(name) is not None:
+        raise InvalidInput(f"agent {name!r} is already registered", param="name")
+    entry = {"name": name, "agent_class": agent_class, "agent_args": dict(agent_args or {}),
+             "env_class": env_class, "env_args": dict(env_args or {}),
+             "compute_trajectory_reward_fn": compute_trajectory_reward_fn}
+    AGENTS_MAPPING.append(entry)
+    return entry
 
 
 class Registry(Generic[T]):
@@ -66,26 +96,6 @@ class Registry(Generic[T]):
         return sorted(self._items)
 
 
-class TrainMode(BaseModel):
-    """How rollouts relate to training steps: how stale a policy may be when it samples."""
-
-    name: str
-    max_staleness_steps: int
-    colocated: bool
-    description: str
-
-
-TrainRegistry: Registry[TrainMode] = Registry("train mode")
-TrainRegistry.register("hybrid", TrainMode(name="hybrid", max_staleness_steps=0, colocated=True,
-                                           description="rollout and training share devices, in turn"))
-TrainRegistry.register("one_step_off", TrainMode(
-    name="one_step_off", max_staleness_steps=1, colocated=False,
-    description="rollouts for step k+1 run while step k trains"))
-TrainRegistry.register("fully_async", TrainMode(
-    name="fully_async", max_staleness_steps=4, colocated=False,
-    description="streamed groups, bounded staleness"))
-
-
 class ListTasks:
     """Tasks from an in-memory list of dicts."""
 
@@ -109,8 +119,3 @@ class JsonlTasks:
                 self.errors.append((rec.line_no, rec.error))
                 continue
             yield AgentTask.model_validate(rec.value)
-
-
-DataManagerRegistry: Registry[Callable[..., Any]] = Registry("data manager")
-DataManagerRegistry.register("list", ListTasks)
-DataManagerRegistry.register("jsonl", JsonlTasks)

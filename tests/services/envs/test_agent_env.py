@@ -54,3 +54,24 @@ def test_truncated_after_max_steps_and_task_ids() -> None:
     _, r2, term, trunc2, _ = agent.step({"tool_calls": [_call("add", "not json")]})
     assert (r1, r2, trunc1, trunc2, term) == (2.0, 0.0, False, True, False)
     assert agent.env.state() == {"value": 3}
+
+
+def test_text_holding_a_tool_call_runs_it() -> None:
+    agent = AgentEnv(ToolRoutingEnv(), final_tool="respond")
+    agent.reset(seed=0)
+    text = 'Let me check.\n<tool_call>\n{"name": "query_status", "arguments": {"item_id": "A1"}}\n</tool_call>'
+    obs, reward, terminated, truncated, _ = agent.step(text)
+    assert obs == [{"role": "tool", "tool_call_id": "call_1_0", "content": "A1: shipped"}]
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    obs, reward, terminated, _, info = agent.step("It shipped.")
+    assert (obs, reward, terminated, info["decision"]) == ([], 1.0, True, "tool_call")
+
+
+def test_a_call_that_does_not_parse_is_an_error_observation_not_an_ending() -> None:
+    agent = AgentEnv(ToolRoutingEnv(), final_tool="respond")
+    agent.reset(seed=0)
+    obs, _, terminated, _, info = agent.step('<tool_call>{"name": "query_status", "arguments": {oops</tool_call>')
+    assert not terminated and len(obs) == 1 and obs[0]["content"].startswith("Error: tool call not run (invalid_json)")
+    assert info["parse_errors"] == [obs[0]["content"]]
+    obs, _, terminated, _, _ = agent.step('[query_status(item_id="A1")]')  # pythonic family, auto-detected
+    assert not terminated and obs[0]["content"] == "A1: shipped"

@@ -93,3 +93,40 @@ def test_shared_parser_keeps_every_attempt_with_its_status() -> None:
     assert [c.status for c in calls] == ["ok", "invalid_json"]
     assert calls[0].name == "query_status" and calls[0].arguments == {"item_id": "A1"}
     assert toolcall_parser()("no calls here") == []
+
+
+_THINK_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                   "{% if enable_thinking %}<think>\n{% endif %}<|im_start|>assistant\n")
+
+
+async def test_extra_body_reaches_a_tokenizer_rendering_policy(smol_tokenizer: Any) -> None:
+    from services.inference.engine import Engine
+    from services.inference.scripted import scripted_model
+    from services.inference.service import EngineHolder
+    from services.rollout.api_rollout import APIMultiTurnRollout
+    from shared.errors import InvalidInput
+
+    engine = Engine(scripted_model(smol_tokenizer, "alpha beta gamma"), smol_tokenizer, name="scripted")
+    try:
+        policy = BackendPolicy(LocalBackend(EngineHolder(engine=engine)), tokenizer=smol_tokenizer)
+        sampling = SamplingParams(temperature=0.0, max_tokens=16)
+        plain = await policy.chat(MESSAGES, tools=None, sampling=sampling,
+                                  extra_body={"chat_template": _THINK_TEMPLATE})
+        thinking = await policy.chat(MESSAGES, tools=None, sampling=sampling, extra_body={
+            "chat_template": _THINK_TEMPLATE, "chat_template_kwargs": {"enable_thinking": True}})
+        dashscope_style = await policy.chat(MESSAGES, tools=None, sampling=sampling,
+                                            extra_body={"chat_template": _THINK_TEMPLATE, "enable_thinking": True})
+        think_ids = smol_tokenizer.encode("<think>\n", add_special_tokens=False)
+        assert thinking.prompt_tokens == dashscope_style.prompt_tokens == plain.prompt_tokens + len(think_ids)
+        # A sampling field in extra_body overrides the rollout's sampling: max_tokens cuts the reply.
+        rollout = APIMultiTurnRollout(policy, max_turns=1, sampling_params=sampling, extra_body={"max_tokens": 2})
+        [traj] = await rollout.run([{"messages": MESSAGES}])
+        assert traj.stop_reason == "length" and traj.steps[0].completion_tokens == 2
+        try:
+            await policy.chat(MESSAGES, tools=None, sampling=sampling, extra_body={"guided_json": {}})
+        except InvalidInput as exc:
+            assert exc.param == "extra_body.guided_json"
+        else:
+            raise AssertionError("an extra_body key the policy cannot honour must be refused")
+    finally:
+        engine.close()

@@ -9,7 +9,7 @@ import pytest
 from services.inference.backends import BackendSample, BackendUnsupported, default_registry
 from services.inference.backends.openai_http import OpenAIBackend, VLLMBackend, VLLMPDBackend
 from services.inference.engine import Engine
-from shared.errors import NotFound, UpstreamUnavailable
+from shared.errors import NotFound, TrajforgeError, UpstreamUnavailable
 from shared.schema import SamplingParams
 from tests.services.inference.backends.conftest import GREEDY
 
@@ -42,8 +42,9 @@ async def test_vllm_tokenize_pause_resume(vllm: VLLMBackend, local_engine: Engin
     finally:
         await vllm.resume()
     assert (await vllm.health()).ok
-    with pytest.raises(BackendUnsupported):
+    with pytest.raises(TrajforgeError, match="not an HF model directory"):
         await vllm.update_weights("/nowhere")
+    assert (await vllm.health()).ok and not local_engine.paused  # a failed reload still resumes
 
 
 async def test_vllm_pd_prefills_then_decodes(server_url: str, prompt: list[int], reference: BackendSample) -> None:

@@ -10,18 +10,22 @@ import pytest
 from services.rollout.agents import (
     AGENTS_MAPPING,
     ChatAgent,
-    DataManagerRegistry,
+    ListTasks,
     Registry,
-    TrainRegistry,
+    agent_config,
     get_agent_by_name,
 )
+from services.rollout.data_registry import registry as data_managers
+from services.rollout.train_register import registry as train_methods
 from shared.errors import InvalidInput, NotFound
 
 
 def test_agents_by_name() -> None:
-    assert get_agent_by_name("chat") is ChatAgent and AGENTS_MAPPING["chat"] is ChatAgent
+    entry = get_agent_by_name("chat")
+    assert entry is not None and entry["agent_class"] is ChatAgent and entry in AGENTS_MAPPING
+    assert get_agent_by_name("nope") is None
     with pytest.raises(NotFound, match="known agents: chat"):
-        get_agent_by_name("nope")
+        agent_config("nope")
 
 
 def test_registry_refuses_duplicates_and_lists_names() -> None:
@@ -39,14 +43,16 @@ def test_registry_refuses_duplicates_and_lists_names() -> None:
         reg.get("c")
 
 
-def test_train_modes_declare_their_staleness() -> None:
-    assert TrainRegistry.names() == ["fully_async", "hybrid", "one_step_off"]
-    assert TrainRegistry.get("one_step_off").max_staleness_steps == 1
+def test_train_methods_are_keyed_by_engine_and_cluster_mode() -> None:
+    assert train_methods.keys() == [("verl", "hybrid"), ("verl", "one_step_off")]
+    assert train_methods.get_method("verl", "fully_async") is None
 
 
 def test_jsonl_data_manager_skips_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "q"}]}) + "\n{oops\n")
-    tasks = DataManagerRegistry.get("jsonl")(path)
+    infer = data_managers.get_class("verl", "infer")
+    assert infer is not None
+    tasks = infer(path)
     assert [t.id for t in tasks] == ["a"] and len(tasks.errors) == 1
-    assert [t.id for t in DataManagerRegistry.get("list")([{"id": "x"}])] == ["x"]
+    assert [t.id for t in ListTasks([{"id": "x"}])] == ["x"]
