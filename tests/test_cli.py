@@ -16,7 +16,7 @@ def _cli(*args: str, home: Path, db: str | None = None) -> subprocess.CompletedP
     env |= {"TRAJFORGE_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
     if db:
         env["TRAJFORGE_DATABASE_URL"] = db
-    return subprocess.run([sys.executable, "-m", "shared.cli", *args], cwd=REPO_ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "services.cli", *args], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

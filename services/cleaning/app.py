@@ -15,6 +15,7 @@ SERVICE = ServiceSpec(
     name="cleaning",
     routers=[router],
     uses_redis=True,
+    task_modules=("services.cleaning.tasks",),
     description="Trajectory cleaning: datasets, filters, pipelines and dataset jobs.",
 )
 

@@ -19,15 +19,17 @@ from starlette.responses import Response, StreamingResponse
 from services.gateway.assemble import StreamAssembler
 from services.gateway.capture import extract_tokens, first_choice, strip_extensions
 from services.gateway.config import UpstreamSpec
-from services.gateway.errors import ClientClosed, sse_error_event
+from services.gateway.errors import ClientClosed
 from services.gateway.http1 import Http1Error
 from services.gateway.ratelimit import KeyedRateLimiter
 from services.gateway.toolstatus import tool_call_statuses
-from services.gateway.traces import TraceRecord, TraceSink
+from services.gateway.traces import TraceSink
 from services.gateway.upstream_errors import upstream_error
 from services.gateway.upstreams import Replica, UpstreamPool, UpstreamReply
 from services.gateway.validation import RequestHead, parse_body, validate_chat, validate_completion
 from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
+from shared.traces import TraceRecord
+from shared.web.openai_errors import sse_error_event
 
 __all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "CallContext", "GatewayProxy"]
 

@@ -11,11 +11,10 @@ from starlette.responses import Response
 from services.gateway import service
 from services.gateway.config import UpstreamSpec
 from services.gateway.deps import GatewayDep, call_context
-from services.gateway.errors import error_response
-from services.gateway.merge import SessionMerge
 from services.gateway.proxy import CHAT_PATH, COMPLETIONS_PATH, GatewayProxy
-from services.gateway.traces import TraceRecord
 from shared.errors import PayloadTooLarge, TrajforgeError
+from shared.traces import SessionMerge, TraceRecord
+from shared.web.openai_errors import openai_error_response
 
 __all__ = ["router"]
 
@@ -50,7 +49,7 @@ async def _forward(
         raw = await _read_limited(request, gateway.pool.config.max_body_bytes)
         return await gateway.forward(path, raw, call_context(request, session_id, attempt))
     except TrajforgeError as exc:
-        return error_response(exc)
+        return openai_error_response(exc)
 
 
 @router.post("/v1/chat/completions")

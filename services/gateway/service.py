@@ -5,11 +5,11 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from services.gateway.config import GatewayConfig, UpstreamSpec
-from services.gateway.merge import SessionMerge, merge_session
 from services.gateway.metrics import record_merge
 from services.gateway.proxy import GatewayProxy
-from services.gateway.traces import InMemoryTraceSink, TraceRecord, TraceSink
+from services.gateway.traces import InMemoryTraceSink, TraceSink
 from services.gateway.upstreams import UpstreamClient, UpstreamPool
+from shared.traces import SessionMerge, TraceRecord, merge_session
 
 __all__ = [
     "DrainStatus",

@@ -16,6 +16,7 @@ SERVICE = ServiceSpec(
     name="rollout",
     routers=[router, export_router],
     uses_redis=True,
+    task_modules=("services.rollout.tasks",),
     description="Group rollouts against a policy with tools or an env: token-exact, scored, crash-safe.",
 )
 

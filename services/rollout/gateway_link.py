@@ -24,9 +24,9 @@ from urllib.parse import quote
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from services.gateway.traces import TraceRecord
 from shared.auth import create_key, revoke_key
 from shared.settings import Settings
+from shared.traces import TraceRecord
 
 __all__ = ["GatewayLink", "open_gateway_link", "session_id_for"]
 

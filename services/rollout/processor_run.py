@@ -23,13 +23,13 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from services.gateway.merge import SessionMerge, merge_session
 from services.rollout.build import check_processor_module
 from services.rollout.engine import GroupResult
 from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
 from services.rollout.processors import ProcessorRuntime, ProcessorSpec, RolloutInput, RolloutOutput
 from shared.schema import Message, Trajectory
 from shared.settings import Settings
+from shared.traces import SessionMerge, merge_session
 
 __all__ = ["ProcessorGroups", "member_trajectory", "open_processor_groups"]
 
