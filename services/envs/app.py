@@ -27,7 +27,7 @@ def _router(app: FastAPI, settings: Settings) -> APIRouter:
         return True
 
     config = ServerConfig(max_sessions=settings.envs_max_sessions, idle_timeout_s=settings.envs_idle_timeout_s,
-                          max_message_bytes=settings.envs_max_message_bytes)
+                          max_message_bytes=settings.max_request_bytes)
     registry = register_builtins(EnvRegistry())
     registry.register("code", lambda **kw: CodeEnv(pool=app.state.envs_sandbox_pool,
                                                     loop=app.state.envs_loop, **kw))

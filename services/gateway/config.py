@@ -58,7 +58,6 @@ class GatewayConfig(BaseModel):
     upstreams: list[UpstreamSpec] = Field(default_factory=list)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     rate_limit: RateLimitPolicy = Field(default_factory=RateLimitPolicy)
-    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     drain_retry_after_s: float = Field(5.0, ge=0)
     max_sticky_sessions: int = Field(100_000, ge=1)
 

@@ -46,7 +46,7 @@ async def _forward(
     request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: int | None
 ) -> Response:
     try:
-        raw = await _read_limited(request, gateway.pool.config.max_body_bytes)
+        raw = await _read_limited(request, gateway.max_body_bytes)
         return await gateway.forward(path, raw, call_context(request, session_id, attempt))
     except TrajforgeError as exc:
         return openai_error_response(exc)

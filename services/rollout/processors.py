@@ -12,7 +12,6 @@ output carries ``rollout_metrics`` (latency, tool-call count).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import time
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from services.rollout.errors import ProcessorLoadError
 from shared.errors import RateLimited
+from shared.plugins import CLASSPATH_PATTERN, load_object
 from shared.schema import AgentTask
 
 __all__ = [
@@ -78,7 +78,7 @@ class ProcessorSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    classpath: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    classpath: str = Field(pattern=CLASSPATH_PATTERN, max_length=300)
     init_kwargs: dict[str, Any] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1)
     timeout_s: float = Field(default=600.0, gt=0)
@@ -86,16 +86,8 @@ class ProcessorSpec(BaseModel):
 
 
 def load_processor(classpath: str, **init_kwargs: Any) -> Any:
-    """Import ``package.module:Class`` and build it; refuses objects without ``process``."""
-    module_name, _, attr_path = classpath.partition(":")
-    if not module_name or not attr_path:
-        raise ProcessorLoadError(f"classpath {classpath!r} must look like 'package.module:Class'")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr_path.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ProcessorLoadError(f"cannot load {classpath!r}: {exc}", param="classpath") from exc
+    """Import ``package.module:Class`` or ``package.module.Class`` and build it; it must have ``process``."""
+    obj = load_object(classpath, what="rollout processor", error=ProcessorLoadError, param="classpath")
     instance = obj(**init_kwargs) if inspect.isclass(obj) else obj
     if not callable(getattr(instance, "process", None)):
         raise ProcessorLoadError(f"{classpath!r} has no process(RolloutInput) method")

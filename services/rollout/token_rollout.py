@@ -16,11 +16,11 @@ from typing import Any
 from services.rollout._facade import per_trajectory_tools, run_each
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine
-from services.rollout.limits import RolloutLimits
 from services.rollout.ports import ChatTokenizer, Policy, ToolCallParser, ToolExecutor
 from services.rollout.traces import TraceWriter
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
+from shared.schema.budgets import RolloutLimits
 
 __all__ = ["MultiTurnRollout"]
 
