@@ -21,6 +21,7 @@ from services.inference.protocol import (
 )
 from services.inference.tokenize import detokenize, tokenize
 from shared.errors import InvalidInput
+from shared.web.deps import admin_only
 
 __all__ = ["control_router", "router"]
 
@@ -88,6 +89,7 @@ async def read_health(holder: HolderDep) -> dict[str, Any]:
 
 @control_router.post("/pause")
 @control_router.post("/pause_generation")  # SGLang's name for the same thing
+@admin_only
 async def create_pause(engine: EngineDep) -> dict[str, Any]:
     """Stop starting new generation waves (running rows finish; new requests get 503)."""
     engine.pause()
@@ -96,6 +98,7 @@ async def create_pause(engine: EngineDep) -> dict[str, Any]:
 
 @control_router.post("/resume")
 @control_router.post("/continue_generation")  # SGLang's name for the same thing
+@admin_only
 async def create_resume(engine: EngineDep) -> dict[str, Any]:
     """Accept work again after ``/pause``."""
     engine.resume()
@@ -115,6 +118,7 @@ class WeightsFromDisk(BaseModel):
 
 
 @control_router.post("/update_weights_from_disk")
+@admin_only
 async def create_weights_update(body: WeightsFromDisk, engine: EngineDep) -> dict[str, Any]:
     """Load weights from an HF model directory between generation waves."""
     state = await asyncio.to_thread(read_state_dict, body.model_path)

@@ -53,7 +53,8 @@ class ProcessorGroups:
 
     async def _member(self, prompt: Trajectory, group_id: str, member: int) -> Trajectory:
         session_id = session_id_for(self.job_id, prompt.id, member, self.attempt)
-        out = await self._process(self._input(prompt, member, session_id))
+        key = await self.link.session_key(session_id)
+        out = await self._process(self._input(prompt, member, session_id, key))
         try:
             merged = merge_session(session_id, await self.link.traces(session_id))
         except httpx.HTTPError as exc:  # the trajectory cannot be assembled: record why, keep the group
@@ -63,12 +64,12 @@ class ProcessorGroups:
         traj.group_id = group_id
         return traj
 
-    def _input(self, prompt: Trajectory, member: int, session_id: str) -> RolloutInput:
+    def _input(self, prompt: Trajectory, member: int, session_id: str, api_key: str) -> RolloutInput:
         inp = RolloutInput(
             id=f"{prompt.id}-{member}", messages=[m.to_openai() for m in prompt.messages],
             tools=[t.model_dump(mode="json", exclude_none=True) for t in prompt.tools],
             ground_truth=prompt.metadata.get("ground_truth"), metadata=dict(prompt.metadata),
-            base_url=self.link.session_url(session_id), model=self.model, api_key=self.link.api_key)
+            base_url=self.link.session_url(session_id), model=self.model, api_key=api_key)
         return inp.with_http_client(self.link.http_client())
 
     async def _process(self, inp: RolloutInput) -> RolloutOutput:
