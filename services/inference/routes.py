@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from services.inference import service, streaming
 from services.inference.deps import EngineDep, HolderDep
+from services.inference.errors import ModelLoadError
 from services.inference.loader import read_state_dict
 from services.inference.native import NativeGenerateRequest, native_generate
 from services.inference.protocol import (
@@ -121,6 +122,9 @@ class WeightsFromDisk(BaseModel):
 @admin_only
 async def create_weights_update(body: WeightsFromDisk, engine: EngineDep) -> dict[str, Any]:
     """Load weights from an HF model directory between generation waves."""
-    state = await asyncio.to_thread(read_state_dict, body.model_path)
+    try:
+        state = await asyncio.to_thread(read_state_dict, body.model_path)
+    except ModelLoadError as exc:  # a path the caller gave: their input, not a server fault
+        raise InvalidInput(exc.message, param="model_path") from exc
     version = await asyncio.to_thread(engine.update_weights, state)
     return {"success": True, "message": "weights updated", "weight_version": version}
