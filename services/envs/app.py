@@ -13,6 +13,7 @@ from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
 from services.tools.sandbox_pool import SandboxPool
 from shared.auth import check_scope
+from shared.errors import PermissionDenied
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec, get_app_state
 from shared.web import create_app as _create_app
@@ -25,7 +26,10 @@ def _router(app: FastAPI, settings: Settings) -> APIRouter:
 
     async def verify(key: str) -> bool:
         # Envs take user and admin keys; a processor's session key opens its gateway session only.
-        check_scope(await get_app_state(app).verifier.verify(key), ("user", "admin"))
+        try:
+            check_scope(await get_app_state(app).verifier.verify(key), ("user", "admin"))
+        except PermissionDenied:
+            return False
         return True
 
     config = ServerConfig(max_sessions=settings.envs_max_sessions, idle_timeout_s=settings.envs_idle_timeout_s,
