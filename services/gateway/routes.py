@@ -12,7 +12,7 @@ from services.gateway import service
 from services.gateway.config import UpstreamRead, UpstreamSpec
 from services.gateway.deps import GatewayDep, call_context
 from services.gateway.proxy import CHAT_PATH, COMPLETIONS_PATH, GatewayProxy
-from shared.errors import PayloadTooLarge, TrajforgeError
+from shared.errors import TrajforgeError
 from shared.traces import SessionMerge, TraceRecord
 from shared.web.deps import admin_only, session_route
 from shared.web.openai_errors import openai_error_response
@@ -28,26 +28,13 @@ class DrainRequest(BaseModel):
     wait_s: float = 0.0
 
 
-async def _read_limited(request: Request, limit: int) -> bytes:
-    """The body, refused as soon as it is known to exceed ``limit`` (declared or streamed)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"Request body of {declared} bytes exceeds the {limit}-byte limit.")
-    parts: list[bytes] = []
-    size = 0
-    async for part in request.stream():
-        size += len(part)
-        if size > limit:
-            raise PayloadTooLarge(f"Request body exceeds the {limit}-byte limit.")
-        parts.append(part)
-    return b"".join(parts)
-
-
 async def _forward(
     request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: int | None
 ) -> Response:
     try:
-        raw = await _read_limited(request, gateway.max_body_bytes)
+        # Every app's middleware holds bodies to TRAJFORGE_MAX_REQUEST_BYTES while they stream in;
+        # the proxy checks the same limit again for callers that bypass HTTP.
+        raw = await request.body()
         return await gateway.forward(path, raw, call_context(request, session_id, attempt))
     except TrajforgeError as exc:
         return openai_error_response(exc)
