@@ -37,7 +37,7 @@ class APIMultiTurnRollout:
             raise InvalidInput("APIMultiTurnRollout samples one reply per turn (n must be 1)")
         self.api, self.tool_manager, self.sampling_params = api, tool_manager, sampling
         self.limits = RolloutLimits.model_validate(
-            {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns})
+            {**(limits or RolloutLimits.unbounded()).model_dump(), "max_turns": max_turns})
         self.concurrency, self.extra_body, self.parser = concurrency, dict(extra_body or {}), parser
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,
                                    success_callback=success_callback) if trace_dir else None)

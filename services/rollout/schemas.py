@@ -113,7 +113,8 @@ class RolloutRunSpec(BaseModel):
             raise ValueError("give either tools or env, not both")
         if self.processor is not None:
             self._processor_alone()
-        if self.sampling.max_tokens is not None and self.sampling.max_tokens > self.limits.max_total_tokens:
+        total = self.limits.max_total_tokens
+        if self.sampling.max_tokens is not None and total is not None and self.sampling.max_tokens > total:
             raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")
         if self.sampling.n != 1:
             raise ValueError("sampling.n must be 1: group_size sets the samples per task")

@@ -44,7 +44,7 @@ class MultiTurnRollout:
         self.sampler, self.tool_manager, self.sampling_params = sampler, tool_manager, sampling
         self.bridge = template if isinstance(template, TokenBridge) else TokenBridge(template)
         self.limits = RolloutLimits.model_validate(
-            {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns,
+            {**(limits or RolloutLimits.unbounded()).model_dump(), "max_turns": max_turns,
              "max_total_tokens": max_trajectory_tokens})
         self.parser, self.concurrency = parser, concurrency
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,
