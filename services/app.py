@@ -7,7 +7,7 @@ from fastapi import FastAPI
 from shared.settings import Settings
 from shared.web import ServiceSpec, create_app
 
-__all__ = ["SERVICE_NAMES", "all_specs", "create_all_in_one_app", "service_spec"]
+__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "create_all_in_one_app", "service_spec"]
 
 SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
                                    "console")
@@ -25,6 +25,11 @@ def service_spec(name: str) -> ServiceSpec:
 def all_specs() -> list[ServiceSpec]:
     """Every service's spec, in mount order."""
     return [service_spec(n) for n in SERVICE_NAMES]
+
+
+def all_task_modules() -> list[str]:
+    """Every service's task modules: what a worker for the whole deployment loads."""
+    return [module for spec in all_specs() for module in spec.task_modules]
 
 
 def create_all_in_one_app(settings: Settings | None = None) -> FastAPI:

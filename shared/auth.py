@@ -1,5 +1,16 @@
 """API keys: bearer tokens, stored as salted hashes, checked on every non-health endpoint.
 
+Every key has a scope:
+
+- ``admin``: everything, including the deployment's configuration (gateway
+  upstreams, drain/resume, the inference engine's control routes).
+- ``user``: data, jobs, scoring, tools, envs and gateway sessions; 403 on admin routes.
+- ``session``: one gateway session only (``/sessions/{its id}/...``), for the
+  rollout processors a shard runs; 403 everywhere else.
+
+Keys created before scopes existed became ``admin`` in the migration that added
+them, so an upgrade never locks an operator out; new keys default to ``user``.
+
 A key is shown once when created (``trajforge keys create NAME``); the
 database keeps only its HMAC-SHA256 under ``TRAJFORGE_KEY_SALT`` and a short
 prefix for listing. Verified keys are cached briefly so the hot paths (the
@@ -20,19 +31,23 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.db.base import utcnow
 from shared.db.models import ApiKeyRow
-from shared.errors import AuthenticationError, NotFound
+from shared.errors import AuthenticationError, InvalidInput, NotFound, PermissionDenied
 
 __all__ = [
     "CACHE_TTL_S",
     "KEY_PATTERN",
     "ApiKeyInfo",
+    "SCOPES",
     "KeyVerifier",
+    "Scope",
+    "check_scope",
     "create_key",
     "hash_key",
     "list_keys",
@@ -42,14 +57,30 @@ __all__ = [
 
 KEY_PATTERN = re.compile(r"^tf_[A-Za-z0-9_-]{20,100}$")
 CACHE_TTL_S = 10.0
+Scope = Literal["admin", "user", "session"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 
 @dataclass(frozen=True, slots=True)
 class ApiKeyInfo:
-    """The authenticated caller."""
+    """The authenticated caller: which key, its scope, and for a session key its session."""
 
     id: uuid.UUID
     name: str
+    scope: Scope = "user"
+    session_id: str | None = None
+
+
+def check_scope(info: ApiKeyInfo, allowed: tuple[Scope, ...], *, session_id: str | None = None) -> None:
+    """403 unless the key's scope is allowed here; a session key also needs its own ``session_id``."""
+    if info.scope == "session":
+        if "session" in allowed and session_id is not None and session_id == info.session_id:
+            return
+        raise PermissionDenied("this key is scoped to one gateway session and opens only "
+                               f"/sessions/{info.session_id}/...")
+    if info.scope not in allowed:
+        needed = " or ".join(s for s in allowed if s != "session")
+        raise PermissionDenied(f"this route needs a key with scope {needed}; key {info.name!r} has scope {info.scope}")
 
 
 def hash_key(key: str, *, salt: str) -> str:
@@ -61,10 +92,16 @@ def _new_key() -> str:
     return "tf_" + secrets.token_urlsafe(32)
 
 
-async def create_key(session: AsyncSession, name: str, *, salt: str) -> tuple[ApiKeyRow, str]:
+async def create_key(session: AsyncSession, name: str, *, salt: str, scope: Scope = "user",
+                     session_id: str | None = None) -> tuple[ApiKeyRow, str]:
     """Create a key; returns the row and the only copy of the plaintext key."""
+    if scope not in SCOPES:
+        raise InvalidInput(f"unknown key scope {scope!r}; choose one of {', '.join(SCOPES)}", param="scope")
+    if (scope == "session") != (session_id is not None):
+        raise InvalidInput("a session key needs its session id, and only a session key takes one", param="session_id")
     key = _new_key()
-    row = ApiKeyRow(name=name, prefix=key[:10], key_hash=hash_key(key, salt=salt))
+    row = ApiKeyRow(name=name, prefix=key[:10], key_hash=hash_key(key, salt=salt), scope=scope,
+                    session_id=session_id)
     session.add(row)
     await session.flush()
     return row, key
@@ -148,8 +185,9 @@ class KeyVerifier:
     async def _lookup(self, digest: str) -> ApiKeyInfo | None:
         async with self._maker() as session:
             row = (await session.execute(select(ApiKeyRow).where(ApiKeyRow.key_hash == digest))).scalar_one_or_none()
-            if row is None or row.revoked_at is not None:
-                return None
+            if row is None or row.revoked_at is not None or row.scope not in SCOPES:
+                return None  # an unknown scope (a newer schema's) opens nothing here
             row.last_used_at = utcnow()
             await session.commit()
-            return ApiKeyInfo(id=row.id, name=row.name)
+            scope: Scope = row.scope  # checked against SCOPES above
+            return ApiKeyInfo(id=row.id, name=row.name, scope=scope, session_id=row.session_id)

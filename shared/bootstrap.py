@@ -22,7 +22,8 @@ async def _create_key_async(settings: Settings, name: str) -> str:
     engine = create_engine_for(settings)
     try:
         async with make_sessionmaker(engine)() as session:
-            _, key = await create_key(session, name, salt=settings.key_salt)
+            # The local key belongs to whoever runs this machine: it may configure the deployment.
+            _, key = await create_key(session, name, salt=settings.key_salt, scope="admin")
             await session.commit()
             return key
     finally:

@@ -9,6 +9,7 @@ their line number and cause.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -138,4 +139,14 @@ def dumps_line(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=_LINE_ANY_KEYS)
     except TypeError:
-        return orjson.dumps(scrub(value), option=_LINE_ANY_KEYS)
+        return dumps_wide(value) + b"\n"
+
+
+def dumps_wide(value: Any) -> bytes:
+    """JSON for values orjson refuses: scrubbed, and integers past 64 bits kept exact (JSON allows them)."""
+    clean = scrub(value)
+    try:
+        return orjson.dumps(clean, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        # orjson stops at 64-bit integers; the standard library writes any integer exactly.
+        return json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=str).encode()

@@ -9,7 +9,10 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "get_settings"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "Settings", "get_settings"]
+
+#: Default of the one body limit (``TRAJFORGE_MAX_REQUEST_BYTES``).
+DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
 
 
 def _default_home() -> Path:
@@ -30,7 +33,8 @@ class Settings(BaseSettings):
     auth_enabled: bool = True
     # Path of the key file the embedded default writes on first start.
     local_key_file: Path | None = None
-    max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    # The one body limit: HTTP request bodies (every app), gateway calls and env WebSocket messages.
+    max_request_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024)
     log_level: str = "INFO"
     log_json: bool = True
     queue_name: str = "trajforge"
@@ -56,7 +60,6 @@ class Settings(BaseSettings):
     tools_tmpfs_inodes: int = Field(8192, ge=64)
     envs_max_sessions: int = Field(1024, ge=1)
     envs_idle_timeout_s: float = Field(600.0, gt=0)
-    envs_max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     # Trajectories per queue task when a rollout job is re-scored.
     reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
     # Module prefixes a score request may load user reward processors from; empty refuses them all.

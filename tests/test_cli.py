@@ -16,7 +16,7 @@ def _cli(*args: str, home: Path, db: str | None = None) -> subprocess.CompletedP
     env |= {"TRAJFORGE_HOME": str(home), "PYTHONPATH": str(REPO_ROOT)}
     if db:
         env["TRAJFORGE_DATABASE_URL"] = db
-    return subprocess.run([sys.executable, "-m", "shared.cli", *args], cwd=REPO_ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "services.cli", *args], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -51,3 +51,35 @@ def test_serve_rejects_unknown_services(tmp_path: Path) -> None:
 def test_worker_needs_a_broker(tmp_path: Path) -> None:
     result = _cli("worker", home=tmp_path)
     assert result.returncode == 2 and "TRAJFORGE_REDIS_URL" in result.stderr
+
+
+def test_keys_create_takes_a_scope(tmp_path: Path) -> None:
+    import asyncio
+
+    from shared.auth import KeyVerifier
+    from shared.db.session import create_engine_for, make_sessionmaker
+    from shared.settings import Settings
+
+    assert _cli("db", "upgrade", home=tmp_path).returncode == 0
+    admin = _cli("keys", "create", "ops", "--scope", "admin", home=tmp_path)
+    user = _cli("keys", "create", "lab", home=tmp_path)
+    session = _cli("keys", "create", "proc", "--scope", "session", "--session", "s-9", home=tmp_path)
+    assert admin.returncode == user.returncode == session.returncode == 0, admin.stderr + user.stderr + session.stderr
+    assert "created admin key" in admin.stderr and "created user key" in user.stderr
+    listed = _cli("keys", "list", home=tmp_path).stdout
+    assert "ops" in listed and " admin " in listed and " user " in listed and " session " in listed
+    for bad in (("--scope", "root"), ("--scope", "session"), ("--scope", "user", "--session", "s")):
+        refused = _cli("keys", "create", "x", *bad, home=tmp_path)
+        assert refused.returncode != 0 and ("scope" in refused.stderr or "session" in refused.stderr)
+
+    async def scopes() -> list[tuple[str, str | None]]:
+        settings = Settings(home=tmp_path)
+        engine = create_engine_for(settings)
+        try:
+            verifier = KeyVerifier(make_sessionmaker(engine), salt=settings.key_salt)
+            infos = [await verifier.verify(out.stdout.strip()) for out in (admin, user, session)]
+            return [(i.scope, i.session_id) for i in infos]
+        finally:
+            await engine.dispose()
+
+    assert asyncio.run(scopes()) == [("admin", None), ("user", None), ("session", "s-9")]

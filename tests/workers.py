@@ -50,7 +50,7 @@ class Workers:
 
     def start(self) -> subprocess.Popen[bytes]:
         """One more worker process (its own process group, so a kill takes its children too)."""
-        cmd = [sys.executable, "-m", "shared.cli", "worker", "--pool", "solo", "--concurrency", "1"]
+        cmd = [sys.executable, "-m", "services.cli", "worker", "--pool", "solo", "--concurrency", "1"]
         for module in self.include:
             cmd += ["--include", module]
         proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=self.env, stdout=self.log.open("ab"),

@@ -16,6 +16,7 @@ SERVICE = ServiceSpec(
     name="cleaning",
     routers=[router, browse_router],
     uses_redis=True,
+    task_modules=("services.cleaning.tasks",),
     description="Trajectory cleaning: datasets, filters, pipelines and dataset jobs.",
 )
 

@@ -12,6 +12,7 @@ Deliberate changes from the reference:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -71,16 +72,18 @@ def strip_heartbeats(messages: list[Any]) -> list[Msg]:
     return out
 
 
-def _tool_names(row: Row) -> set[str]:
-    names = set()
+def _declared_tools(row: Row) -> list[dict[str, Any]]:
+    """The row's tools as ``{name, parameters}`` (parameters only when they are a schema object)."""
+    tools = []
     for t in row.get("tools") or []:
         fn = t.get("function", t) if isinstance(t, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            names.add(fn["name"])
-    return names
+            params = fn.get("parameters")
+            tools.append({"name": fn["name"], "parameters": params if isinstance(params, dict) else {}})
+    return tools
 
 
-def _rewrite(msg: Msg, tools: set[str], counter: list[int]) -> Msg | None:
+def _rewrite(msg: Msg, tools: Sequence[Any], counter: list[int]) -> Msg | None:
     if msg.get("role") != "assistant" or normalize_tool_calls(msg.get("tool_calls")):
         return None
     calls, rest = parse_text_tool_calls(message_text(msg.get("content")), tools)
@@ -120,7 +123,7 @@ def _consume_results(messages: list[Msg], start: int, calls: list[Msg]) -> tuple
     return [{"role": "tool", "content": b, "tool_call_id": c["id"]} for b, c in zip(bodies, calls)], i
 
 
-def rewrite_text_tool_calls(messages: list[Msg], tools: set[str]) -> list[Msg]:
+def rewrite_text_tool_calls(messages: list[Msg], tools: Sequence[Any]) -> list[Msg]:
     """Pass 1: assistant turns with tool calls in text become OpenAI tool calls + tool results."""
     out: list[Msg] = []
     counter, i = [0], 0
@@ -193,7 +196,7 @@ class MessageNormalizer(ParamStep[NormalizerParams]):
         p = self.params
         out = strip_heartbeats(msgs) if p.strip_heartbeats else [m for m in msgs if isinstance(m, dict)]
         if p.parse_text_tool_calls and _may_have_text_calls(out):
-            out = rewrite_text_tool_calls(out, _tool_names(row))
+            out = rewrite_text_tool_calls(out, _declared_tools(row))
         if p.merge_same_role:
             out = merge_same_role(out)
         return {**row, "messages": out}

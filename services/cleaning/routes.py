@@ -28,9 +28,16 @@ router = APIRouter(tags=["cleaning"])
 _JSONL = "application/x-ndjson"
 
 
-@router.post("/v1/datasets", status_code=201, response_model=DatasetRead)
+#: The upload is the raw JSONL body; declared so clients (and the schema) know what to send.
+_JSONL_BODY = {"requestBody": {"required": True, "description": "JSONL: one JSON row per line; unreadable lines "
+                               "are stored with their error.",
+                               "content": {"application/x-ndjson": {"schema": {"type": "string", "format": "binary"}}}}}
+
+
+@router.post("/v1/datasets", status_code=201, response_model=DatasetRead, openapi_extra=_JSONL_BODY)
 async def create_dataset(
-    request: Request, session: SessionDep, settings: SettingsDep, name: Annotated[str, Query(min_length=1)]
+    request: Request, session: SessionDep, settings: SettingsDep,
+    name: Annotated[str, Query(min_length=1, max_length=300, pattern=r"\S")],
 ) -> DatasetRead:
     """Upload a JSONL dataset (the request body); unreadable lines are kept with their error."""
     body = await request.body()

@@ -1,105 +1,64 @@
-"""Parsers for tool calls written into assistant text (Hermes, Cline XML, VCP, ReAct).
+"""Tool calls written into assistant text, found by the one shared parser (``shared.toolcalls``).
 
-Each parser returns ``(calls, remaining_text)`` with calls as ``(name, arguments)``.
-Cline XML and ReAct are only trusted for names the row declares as tools: without
-that check, an answer that shows ``<config><name>app</name></config>`` or an
-"Action:" line in prose would become a tool call.
+Formats tried in order, the first that yields calls wins: ``<tool_call>``
+blocks (Hermes JSON, or Qwen3-Coder ``<function=...>`` XML inside), Cline XML,
+VCP blocks, ReAct ``Action:`` lines. Cline XML and ReAct only count for tools
+the row declares (the shared parser's rule: prose looks like them); Hermes and
+VCP calls are kept whatever they name, since the markup itself is the intent.
+Calls come back as ``(name, arguments)`` with the text minus their markup;
+calls inside ``<think>`` reasoning are not calls.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Iterable
 from typing import Any
 
-import orjson
+from shared.toolcalls import ParsedCall, detect_family, parse_tool_calls
 
-__all__ = ["ParsedCall", "parse_text_tool_calls", "strip_tool_response"]
+__all__ = ["TextCall", "parse_text_tool_calls", "strip_tool_response"]
 
-ParsedCall = tuple[str, dict[str, Any]]
+TextCall = tuple[str, dict[str, Any]]
 
-_HERMES_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
-_FUNC_RE = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.S)
-_PARAM_RE = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.S)
-_XML_RE = re.compile(r"<([a-z][a-z0-9_]*)>(.*?)</\1>", re.S)
-_CHILD_RE = re.compile(r"<([A-Za-z_][\w\-]*)>(.*?)</\1>", re.S)
-_VCP_RE = re.compile(r"<<<\[TOOL_REQUEST\]>>>(.*?)<<<\[END_TOOL_REQUEST\]>>>", re.S)
-_VCP_KV_RE = re.compile(r"([\w\-]+)\s*[:：]\s*「始(?:ESCAPE)?」(.*?)「末(?:ESCAPE)?」", re.S)
-_REACT_RE = re.compile(r"^[ \t]*Action:[ \t]*([\w\-./]+)\[(.*)\][ \t]*$", re.M)
+_FORMATS = ("cline_xml", "vcp", "react")
 _RESPONSE_RE = re.compile(r"<tool_response>\s*(.*?)\s*(?:</tool_response>|\Z)", re.S)
 
 
-def _json_or_str(value: str) -> Any:
-    try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return value
+def _usable(call: ParsedCall) -> bool:
+    """Well-formed calls, undeclared names included, and calls cut off only at the end of the text."""
+    if call.name is None or not isinstance(call.arguments, dict):
+        return False
+    return call.status in ("ok", "unknown_tool", "unclosed")
 
 
-def _hermes_block(body: str) -> ParsedCall | None:
-    fn = _FUNC_RE.search(body)
-    if fn:
-        args = {k: _json_or_str(v.strip()) for k, v in _PARAM_RE.findall(fn.group(2))}
-        return fn.group(1), args
-    obj = _json_or_str(body.strip())
-    if not isinstance(obj, dict):
-        return None
-    name = obj.get("name") or obj.get("tool_name")
-    raw = obj.get("arguments", obj.get("parameters", {}))
-    parsed = _json_or_str(raw) if isinstance(raw, str) else raw
-    return (name, parsed if isinstance(parsed, dict) else {}) if isinstance(name, str) and name else None
+def _without(text: str, calls: list[ParsedCall]) -> str:
+    pieces, pos = [], 0
+    for call in sorted(calls, key=lambda c: c.start):
+        pieces.append(text[pos:call.start])
+        pos = max(pos, call.end)
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
-def _hermes(text: str, _tools: Collection[str]) -> tuple[list[ParsedCall], str]:
-    if "<tool_call>" not in text:
-        return [], text
-    calls = [c for c in (_hermes_block(m.group(1)) for m in _HERMES_RE.finditer(text)) if c]
-    return calls, _HERMES_RE.sub("", text)
+def _families(text: str) -> list[str]:
+    tagged = detect_family(text)
+    return ([tagged] if tagged in ("hermes", "qwen3_coder") else []) + list(_FORMATS)
 
 
-def _cline(text: str, tools: Collection[str]) -> tuple[list[ParsedCall], str]:
-    calls, spans = [], []
-    for m in _XML_RE.finditer(text):
-        children = _CHILD_RE.findall(m.group(2))
-        if m.group(1) in tools and children:
-            calls.append((m.group(1), {k: v.strip() for k, v in children}))
-            spans.append(m.group(0))
-    for span in spans:
-        text = text.replace(span, "", 1)
-    return calls, text
+def parse_text_tool_calls(text: str, tools: Iterable[Any]) -> tuple[list[TextCall], str]:
+    """Calls of the first format that finds any, and the text without their markup.
 
-
-def _vcp(text: str, _tools: Collection[str]) -> tuple[list[ParsedCall], str]:
-    calls = []
-    for m in _VCP_RE.finditer(text):
-        kv = {k: v.strip() for k, v in _VCP_KV_RE.findall(m.group(1))}
-        name = kv.pop("tool_name", "")
-        if name:
-            calls.append((name, kv))
-    return calls, (_VCP_RE.sub("", text) if calls else text)
-
-
-def _react(text: str, tools: Collection[str]) -> tuple[list[ParsedCall], str]:
-    hits = [m for m in _REACT_RE.finditer(text) if m.group(1) in tools]
-    calls: list[ParsedCall] = [(m.group(1), {"input": m.group(2)}) for m in hits]
-    for m in hits:
-        text = text.replace(m.group(0), "", 1)
-    return calls, text
-
-
-_PARSERS: tuple[Callable[[str, Collection[str]], tuple[list[ParsedCall], str]], ...] = (
-    _hermes, _cline, _vcp, _react,
-)
-
-
-def parse_text_tool_calls(text: str, tools: Collection[str]) -> tuple[list[ParsedCall], str]:
-    """Calls found by the first parser that finds any, and the text without their markup."""
+    ``tools`` are the row's declared tools (names or OpenAI tool definitions; their
+    parameter schemas type XML values).
+    """
     if "<" not in text and "Action:" not in text:
         return [], text
-    for parser in _PARSERS:
-        calls, rest = parser(text, tools)
+    declared = list(tools)
+    for family in _families(text):
+        calls = [c for c in parse_tool_calls(text, family=family, tools=declared).calls if _usable(c)]
         if calls:
-            return calls, rest.rstrip()
+            return [(str(c.name), dict(c.arguments or {})) for c in calls], _without(text, calls).rstrip()
     return [], text
 
 

@@ -12,6 +12,8 @@ from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
 from services.tools.sandbox_pool import SandboxPool
+from shared.auth import check_scope
+from shared.errors import PermissionDenied
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec, get_app_state
 from shared.web import create_app as _create_app
@@ -23,11 +25,15 @@ def _router(app: FastAPI, settings: Settings) -> APIRouter:
     """The OpenEnv routes of this app, checking keys with the app's verifier (header or path)."""
 
     async def verify(key: str) -> bool:
-        await get_app_state(app).verifier.verify(key)
+        # Envs take user and admin keys; a processor's session key opens its gateway session only.
+        try:
+            check_scope(await get_app_state(app).verifier.verify(key), ("user", "admin"))
+        except PermissionDenied:
+            return False
         return True
 
     config = ServerConfig(max_sessions=settings.envs_max_sessions, idle_timeout_s=settings.envs_idle_timeout_s,
-                          max_message_bytes=settings.envs_max_message_bytes)
+                          max_message_bytes=settings.max_request_bytes)
     registry = register_builtins(EnvRegistry())
     registry.register("code", lambda **kw: CodeEnv(pool=app.state.envs_sandbox_pool,
                                                     loop=app.state.envs_loop, **kw))

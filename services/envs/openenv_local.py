@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from services.envs.base import Env
 from shared.errors import InvalidInput
+from shared.plugins import load_object
 from shared.schema import StepResult
 
 __all__ = ["LocalBackend", "load_class", "normalise_result"]
@@ -16,13 +16,7 @@ def load_class(ref: str | type) -> type:
     """A class from itself, ``module:Class`` or ``module.Class``."""
     if isinstance(ref, type):
         return ref
-    module, sep, name = ref.partition(":")
-    if not sep:
-        module, _, name = ref.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise InvalidInput(f"Cannot load env class {ref!r}: {exc}", param="env_cls") from exc
+    cls = load_object(ref, what="env class", param="env_cls")
     if not isinstance(cls, type):
         raise InvalidInput(f"{ref!r} is not a class.", param="env_cls")
     return cls

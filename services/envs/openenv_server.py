@@ -33,6 +33,7 @@ from services.envs.wire import (
     state_frame,
 )
 from shared.errors import AuthenticationError, EnvError, InvalidInput, ValidationFailed
+from shared.settings import DEFAULT_MAX_REQUEST_BYTES
 
 __all__ = ["OpenEnvServer", "ServerConfig"]
 
@@ -46,7 +47,8 @@ class ServerConfig(BaseModel):
 
     max_sessions: int = Field(1024, ge=1)
     idle_timeout_s: float | None = Field(600.0, gt=0)
-    max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    #: Set from the one body limit (``TRAJFORGE_MAX_REQUEST_BYTES``) by the envs app.
+    max_message_bytes: int = Field(DEFAULT_MAX_REQUEST_BYTES, ge=1024)
 
 
 class OpenEnvServer:

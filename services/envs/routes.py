@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response, WebSocket
+from fastapi import APIRouter, Depends, Path, Request, Response, WebSocket
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.envs.openenv_server import OpenEnvServer
@@ -32,10 +32,21 @@ class HTTPResetRequest(BaseModel):
 
 
 class HTTPStepRequest(BaseModel):
-    """Body of HTTP step: the session from reset and one action."""
+    """Body of HTTP step: the session from reset and one action.
 
-    session_id: str
-    action: dict[str, Any]
+    The action is the tool-call form (``tool_name`` + ``arguments``), or the
+    arguments of the env's default tool as a plain object (its schema is the
+    env's ``GET /schema`` ``action``).
+    """
+
+    session_id: str = Field(min_length=1)
+    action: StepAction | dict[str, Any]
+
+    def action_data(self) -> dict[str, Any]:
+        """The action as the env server takes it."""
+        if isinstance(self.action, StepAction):
+            return self.action.model_dump()
+        return self.action
 
 
 class HTTPStepResponse(BaseModel):
@@ -96,9 +107,19 @@ def _auth(server: OpenEnvServer) -> Any:
     return Depends(require_key)
 
 
+async def _capability_key(key: str = Path(min_length=1, description="An API key (OpenEnv clients send no headers).")
+                          ) -> None:
+    """Declares the ``key`` of a capability URL, so the schema names every path parameter."""
+
+
+def _route_deps(server: OpenEnvServer, prefix: str, *, auth: bool = True) -> list[Any]:
+    deps = [_auth(server)] if auth else []
+    return [*deps, Depends(_capability_key)] if "{key}" in prefix else deps
+
+
 def _add_info_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
-    auth = [_auth(server)]
-    @router.get(f"{prefix}/health")
+    auth = _route_deps(server, prefix)
+    @router.get(f"{prefix}/health", dependencies=_route_deps(server, prefix, auth=False))
     async def env_health(name: str) -> dict[str, Any]:
         """Liveness and slot usage (no key needed)."""
         server.registry.spec(name)
@@ -148,7 +169,7 @@ def _schemas(tools: list[dict[str, Any]], default_tool: str | None) -> dict[str,
 
 
 def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -> None:
-    auth = [_auth(server)]
+    auth = _route_deps(server, prefix)
     @router.post(f"{prefix}/reset", response_model=HTTPStepResponse, dependencies=auth)
     async def env_reset(
         name: str, body: HTTPResetRequest, response: Response
@@ -162,7 +183,7 @@ def _add_session_routes(router: APIRouter, server: OpenEnvServer, prefix: str) -
     @router.post(f"{prefix}/step", response_model=HTTPStepResponse, dependencies=auth)
     async def env_step(name: str, body: HTTPStepRequest) -> HTTPStepResponse:
         """Step the HTTP session named in the body."""
-        session, result = await server.http_step(name, body.session_id, body.action)
+        session, result = await server.http_step(name, body.session_id, body.action_data())
         return HTTPStepResponse(session_id=session.id, **result_payload(result))
 
     @router.get(f"{prefix}/state", dependencies=auth)

@@ -1,10 +1,9 @@
 """OpenAI-compatible gateway: routing to upstream replicas and token-exact trace capture."""
 
 from services.gateway.config import GatewayConfig, RateLimitPolicy, RetryPolicy, UpstreamSpec, load_gateway_config
-from services.gateway.merge import PrefixMismatch, SessionMerge, merge_session
 from services.gateway.proxy import CallContext, GatewayProxy
 from services.gateway.service import build_gateway
-from services.gateway.traces import InMemoryTraceSink, TraceRecord, TraceSink
+from services.gateway.traces import InMemoryTraceSink, TraceSink
 from services.gateway.upstreams import ALLOWED_PATHS, UpstreamPool
 
 __all__ = [
@@ -13,15 +12,11 @@ __all__ = [
     "GatewayConfig",
     "GatewayProxy",
     "InMemoryTraceSink",
-    "PrefixMismatch",
     "RateLimitPolicy",
     "RetryPolicy",
-    "SessionMerge",
-    "TraceRecord",
     "TraceSink",
     "UpstreamPool",
     "UpstreamSpec",
     "build_gateway",
     "load_gateway_config",
-    "merge_session",
 ]

@@ -57,7 +57,8 @@ async def _start(app: FastAPI, state: AppState) -> None:
                        batch_size=s.gateway_trace_batch_size, write_attempts=s.gateway_trace_write_attempts)
     sink.start()
     client = InProcessClient({"inference": create_engine_app(lambda: _holder_of(app))})
-    app.state.gateway = build_gateway(_config(app, s), sink=sink, client=client)
+    app.state.gateway = build_gateway(_config(app, s), sink=sink, client=client,
+                                      max_body_bytes=s.max_request_bytes)
 
 
 async def _stop(app: FastAPI, state: AppState) -> None:

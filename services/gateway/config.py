@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field
 
-__all__ = ["GatewayConfig", "RateLimitPolicy", "RetryPolicy", "UpstreamSpec", "load_gateway_config"]
+__all__ = ["GatewayConfig", "RateLimitPolicy", "RetryPolicy", "UpstreamRead", "UpstreamSpec", "load_gateway_config"]
 
 
 class UpstreamSpec(BaseModel):
@@ -32,6 +32,26 @@ class UpstreamSpec(BaseModel):
     def replica_id(self) -> str:
         """Stable id of the replica (its name, else its URL)."""
         return self.name or self.url.rstrip("/")
+
+
+class UpstreamRead(BaseModel):
+    """An upstream as the API shows it: everything but the secret, which is only said to be set."""
+
+    model: str
+    url: str
+    name: str | None = None
+    served_model: str | None = None
+    return_token_ids: bool
+    logprobs: bool
+    timeout_s: float
+    connect_timeout_s: float
+    weight_version: str | None = None
+    api_key_set: bool = False
+
+    @classmethod
+    def of(cls, spec: UpstreamSpec) -> UpstreamRead:
+        """The redacted view of one upstream."""
+        return cls(**spec.model_dump(exclude={"api_key"}), api_key_set=bool(spec.api_key))
 
 
 class RetryPolicy(BaseModel):
@@ -58,7 +78,6 @@ class GatewayConfig(BaseModel):
     upstreams: list[UpstreamSpec] = Field(default_factory=list)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     rate_limit: RateLimitPolicy = Field(default_factory=RateLimitPolicy)
-    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     drain_retry_after_s: float = Field(5.0, ge=0)
     max_sticky_sessions: int = Field(100_000, ge=1)
 

@@ -24,9 +24,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from services.gateway.traces import TraceRecord
 from shared.db.models import GatewayTraceRow
 from shared.db.upsert import insert_ignore_many
+from shared.traces import TraceRecord
 
 __all__ = ["DbTraceSink", "record_from_row", "row_from_record"]
 

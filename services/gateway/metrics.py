@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 from prometheus_client import Counter, Gauge
 
-from services.gateway.merge import SessionMerge
+from shared.traces import SessionMerge
 
 __all__ = [
     "PREFIX_CHECKS",

@@ -19,15 +19,18 @@ from starlette.responses import Response, StreamingResponse
 from services.gateway.assemble import StreamAssembler
 from services.gateway.capture import extract_tokens, first_choice, strip_extensions
 from services.gateway.config import UpstreamSpec
-from services.gateway.errors import ClientClosed, sse_error_event
+from services.gateway.errors import ClientClosed
 from services.gateway.http1 import Http1Error
 from services.gateway.ratelimit import KeyedRateLimiter
 from services.gateway.toolstatus import tool_call_statuses
-from services.gateway.traces import TraceRecord, TraceSink
+from services.gateway.traces import TraceSink
 from services.gateway.upstream_errors import upstream_error
 from services.gateway.upstreams import Replica, UpstreamPool, UpstreamReply
 from services.gateway.validation import RequestHead, parse_body, validate_chat, validate_completion
 from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
+from shared.settings import DEFAULT_MAX_REQUEST_BYTES
+from shared.traces import TraceRecord
+from shared.web.openai_errors import sse_error_event
 
 __all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "CallContext", "GatewayProxy"]
 
@@ -57,9 +60,11 @@ class GatewayProxy:
     """Forwards OpenAI calls to the pool and captures one trace per upstream call."""
 
     def __init__(
-        self, pool: UpstreamPool, sink: TraceSink, *, limiter: KeyedRateLimiter | None = None
+        self, pool: UpstreamPool, sink: TraceSink, *, limiter: KeyedRateLimiter | None = None,
+        max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ) -> None:
         self.pool = pool
+        self.max_body_bytes = max_body_bytes
         self.sink = sink
         self.limiter = limiter or KeyedRateLimiter(pool.config.rate_limit)
         self._sequences: OrderedDict[str, itertools.count[int]] = OrderedDict()
@@ -72,7 +77,7 @@ class GatewayProxy:
     async def forward(self, path: str, raw: bytes, ctx: CallContext) -> Response:
         """Handle one chat or completions call end to end."""
         started = time.perf_counter()
-        body = parse_body(raw, max_bytes=self.pool.config.max_body_bytes)
+        body = parse_body(raw, max_bytes=self.max_body_bytes)
         head = validate_chat(body) if path == CHAT_PATH else validate_completion(body)
         self.pool.replicas(head.model)
         self.limiter.check(ctx.rate_key)

@@ -9,13 +9,13 @@ from pydantic import BaseModel
 from starlette.responses import Response
 
 from services.gateway import service
-from services.gateway.config import UpstreamSpec
+from services.gateway.config import UpstreamRead, UpstreamSpec
 from services.gateway.deps import GatewayDep, call_context
-from services.gateway.errors import error_response
-from services.gateway.merge import SessionMerge
 from services.gateway.proxy import CHAT_PATH, COMPLETIONS_PATH, GatewayProxy
-from services.gateway.traces import TraceRecord
-from shared.errors import PayloadTooLarge, TrajforgeError
+from shared.errors import TrajforgeError
+from shared.traces import SessionMerge, TraceRecord
+from shared.web.deps import admin_only, session_route
+from shared.web.openai_errors import openai_error_response
 
 __all__ = ["router"]
 
@@ -28,29 +28,16 @@ class DrainRequest(BaseModel):
     wait_s: float = 0.0
 
 
-async def _read_limited(request: Request, limit: int) -> bytes:
-    """The body, refused as soon as it is known to exceed ``limit`` (declared or streamed)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"Request body of {declared} bytes exceeds the {limit}-byte limit.")
-    parts: list[bytes] = []
-    size = 0
-    async for part in request.stream():
-        size += len(part)
-        if size > limit:
-            raise PayloadTooLarge(f"Request body exceeds the {limit}-byte limit.")
-        parts.append(part)
-    return b"".join(parts)
-
-
 async def _forward(
     request: Request, gateway: GatewayProxy, path: str, session_id: str | None, attempt: int | None
 ) -> Response:
     try:
-        raw = await _read_limited(request, gateway.pool.config.max_body_bytes)
+        # Every app's middleware holds bodies to TRAJFORGE_MAX_REQUEST_BYTES while they stream in;
+        # the proxy checks the same limit again for callers that bypass HTTP.
+        raw = await request.body()
         return await gateway.forward(path, raw, call_context(request, session_id, attempt))
     except TrajforgeError as exc:
-        return error_response(exc)
+        return openai_error_response(exc)
 
 
 @router.post("/v1/chat/completions")
@@ -73,6 +60,7 @@ async def list_models(gateway: GatewayDep) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/v1/chat/completions")
 @router.post("/sessions/{session_id}/attempts/{attempt}/v1/chat/completions")
+@session_route("session_id")
 async def session_chat_completions(
     request: Request, gateway: GatewayDep, session_id: str, attempt: int | None = None
 ) -> Response:
@@ -82,6 +70,7 @@ async def session_chat_completions(
 
 @router.post("/sessions/{session_id}/v1/completions")
 @router.post("/sessions/{session_id}/attempts/{attempt}/v1/completions")
+@session_route("session_id")
 async def session_completions(
     request: Request, gateway: GatewayDep, session_id: str, attempt: int | None = None
 ) -> Response:
@@ -91,42 +80,49 @@ async def session_completions(
 
 @router.get("/sessions/{session_id}/v1/models")
 @router.get("/sessions/{session_id}/attempts/{attempt}/v1/models")
+@session_route("session_id")
 async def session_list_models(gateway: GatewayDep, session_id: str, attempt: int | None = None) -> dict[str, Any]:
     """Model names, under a session base URL."""
     return gateway.models()
 
 
 @router.get("/v1/sessions/{session_id}/trajectory", response_model=SessionMerge)
+@session_route("session_id")
 async def read_session_trajectory(gateway: GatewayDep, session_id: str) -> SessionMerge:
     """The session's calls merged into token-exact segments, with prefix mismatches."""
     return await service.session_trajectory(gateway, session_id)
 
 
 @router.get("/v1/sessions/{session_id}/traces", response_model=list[TraceRecord])
+@session_route("session_id")
 async def read_session_traces(gateway: GatewayDep, session_id: str) -> list[TraceRecord]:
     """Every trace record of the session, in order."""
     return await service.session_traces(gateway, session_id)
 
 
 @router.post("/v1/gateway/drain", response_model=service.DrainStatus)
+@admin_only
 async def drain(gateway: GatewayDep, body: DrainRequest) -> service.DrainStatus:
     """Start draining for a weight update: new calls get 503 + Retry-After."""
     return await service.drain(gateway, wait_s=body.wait_s)
 
 
 @router.post("/v1/gateway/resume", response_model=service.DrainStatus)
+@admin_only
 async def resume(gateway: GatewayDep) -> service.DrainStatus:
     """Stop draining."""
     return service.resume(gateway)
 
 
-@router.get("/v1/gateway/upstreams", response_model=list[UpstreamSpec])
-async def read_upstreams(gateway: GatewayDep) -> list[UpstreamSpec]:
-    """The configured upstream replicas."""
-    return gateway.pool.config.upstreams
+@router.get("/v1/gateway/upstreams", response_model=list[UpstreamRead])
+@admin_only
+async def read_upstreams(gateway: GatewayDep) -> list[UpstreamRead]:
+    """The configured upstream replicas (secrets never leave: ``api_key`` becomes ``api_key_set``)."""
+    return [UpstreamRead.of(spec) for spec in gateway.pool.config.upstreams]
 
 
-@router.put("/v1/gateway/upstreams", response_model=list[UpstreamSpec])
-async def replace_upstreams(gateway: GatewayDep, body: list[UpstreamSpec]) -> list[UpstreamSpec]:
-    """Replace the upstream replicas."""
-    return service.set_upstreams(gateway, body)
+@router.put("/v1/gateway/upstreams", response_model=list[UpstreamRead])
+@admin_only
+async def replace_upstreams(gateway: GatewayDep, body: list[UpstreamSpec]) -> list[UpstreamRead]:
+    """Replace the upstream replicas; the answer is redacted like the listing."""
+    return [UpstreamRead.of(spec) for spec in service.set_upstreams(gateway, body)]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from services.gateway.config import GatewayConfig, UpstreamSpec
-from services.gateway.merge import SessionMerge, merge_session
 from services.gateway.metrics import record_merge
 from services.gateway.proxy import GatewayProxy
-from services.gateway.traces import InMemoryTraceSink, TraceRecord, TraceSink
+from services.gateway.traces import InMemoryTraceSink, TraceSink
 from services.gateway.upstreams import UpstreamClient, UpstreamPool
+from shared.settings import DEFAULT_MAX_REQUEST_BYTES
+from shared.traces import SessionMerge, TraceRecord, merge_session
 
 __all__ = [
     "DrainStatus",
@@ -31,10 +32,15 @@ class DrainStatus(BaseModel):
 
 
 def build_gateway(
-    config: GatewayConfig, *, sink: TraceSink | None = None, client: UpstreamClient | None = None
+    config: GatewayConfig, *, sink: TraceSink | None = None, client: UpstreamClient | None = None,
+    max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> GatewayProxy:
-    """A gateway over a fresh upstream pool; traces go to ``sink`` (memory by default)."""
-    return GatewayProxy(UpstreamPool(config, client=client), sink or InMemoryTraceSink())
+    """A gateway over a fresh upstream pool; traces go to ``sink`` (memory by default).
+
+    ``max_body_bytes`` is the deployment's one body limit (``TRAJFORGE_MAX_REQUEST_BYTES``).
+    """
+    return GatewayProxy(UpstreamPool(config, client=client), sink or InMemoryTraceSink(),
+                        max_body_bytes=max_body_bytes)
 
 
 async def session_traces(gateway: GatewayProxy, session_id: str) -> list[TraceRecord]:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from services.inference import service, streaming
 from services.inference.deps import EngineDep, HolderDep
 from services.inference.engine import Engine
-from services.inference.errors import BackendUnsupported
+from services.inference.errors import BackendUnsupported, ModelLoadError
 from services.inference.loader import read_state_dict
 from services.inference.native import NativeGenerateRequest, native_generate
 from services.inference.protocol import (
@@ -23,6 +23,7 @@ from services.inference.protocol import (
 )
 from services.inference.tokenize import detokenize, tokenize
 from shared.errors import InvalidInput
+from shared.web.deps import admin_only
 
 __all__ = ["control_router", "router"]
 
@@ -90,6 +91,7 @@ async def read_health(holder: HolderDep) -> dict[str, Any]:
 
 @control_router.post("/pause")
 @control_router.post("/pause_generation")  # SGLang's name for the same thing
+@admin_only
 async def create_pause(engine: EngineDep, mode: Literal["abort", "wait", "keep"] = "wait") -> dict[str, Any]:
     """Stop starting new generation waves (running rows finish; new requests get 503).
 
@@ -104,6 +106,7 @@ async def create_pause(engine: EngineDep, mode: Literal["abort", "wait", "keep"]
 
 @control_router.post("/resume")
 @control_router.post("/continue_generation")  # SGLang's name for the same thing
+@admin_only
 async def create_resume(engine: EngineDep) -> dict[str, Any]:
     """Accept work again after ``/pause``."""
     engine.resume()
@@ -123,14 +126,19 @@ class WeightsFromDisk(BaseModel):
 
 
 @control_router.post("/update_weights_from_disk")
+@admin_only
 async def create_weights_update(body: WeightsFromDisk, engine: EngineDep) -> dict[str, Any]:
     """Load weights from an HF model directory between generation waves."""
-    state = await asyncio.to_thread(read_state_dict, body.model_path)
+    try:
+        state = await asyncio.to_thread(read_state_dict, body.model_path)
+    except ModelLoadError as exc:  # a path the caller gave: their input, not a server fault
+        raise InvalidInput(exc.message, param="model_path") from exc
     version = await asyncio.to_thread(engine.update_weights, state)
     return {"success": True, "message": "weights updated", "weight_version": version}
 
 
 @control_router.post("/sleep")
+@admin_only
 async def create_sleep(engine: EngineDep, level: int = Query(1, ge=1, le=2)) -> dict[str, Any]:
     """vLLM's sleep mode: no generation until ``/wake_up`` (this CPU engine offloads nothing)."""
     engine.sleep(level)
@@ -138,6 +146,7 @@ async def create_sleep(engine: EngineDep, level: int = Query(1, ge=1, le=2)) -> 
 
 
 @control_router.post("/wake_up")
+@admin_only
 async def create_wake_up(engine: EngineDep, tags: list[str] | None = Query(None)) -> dict[str, Any]:
     """Leave sleep mode (``tags`` are accepted as vLLM's; the whole engine wakes)."""
     engine.wake_up()
@@ -151,6 +160,7 @@ async def read_is_sleeping(engine: EngineDep) -> dict[str, Any]:
 
 
 @control_router.post("/reset_prefix_cache")
+@admin_only
 async def create_prefix_cache_reset(engine: EngineDep) -> dict[str, Any]:
     """vLLM's prefix-cache reset; this engine keeps no cache across requests, so nothing is stale."""
     return {"success": True}
@@ -166,6 +176,7 @@ class CollectiveRpc(BaseModel):
 
 
 @control_router.post("/collective_rpc")
+@admin_only
 async def create_collective_rpc(body: CollectiveRpc, engine: EngineDep) -> dict[str, Any]:
     """The worker methods a weight reload needs: ``update_config`` (model path) and ``reload_weights``."""
     if body.method == "update_config":
@@ -192,6 +203,7 @@ async def _reload(engine: Engine) -> int:
 @control_router.post("/start_weight_update")
 @control_router.post("/update_weights")
 @control_router.post("/finish_weight_update")
+@admin_only
 async def create_weight_transfer(engine: EngineDep) -> dict[str, Any]:
     """vLLM's NCCL/IPC weight-transfer round needs GPU workers: refused with 501, never faked."""
     raise BackendUnsupported("This CPU engine has no weight-transfer backend; reload from a model directory "

@@ -21,6 +21,7 @@ from services.inference.responses import TokenText, chat_logprobs, completion_lo
 from services.inference.service import new_id
 from services.inference.toolparse import TOOL_CALL_OPEN, extract_tool_calls
 from shared.errors import TrajforgeError
+from shared.web.openai_errors import openai_error_body
 
 __all__ = ["chat_events", "completion_events", "sse"]
 
@@ -33,11 +34,10 @@ def sse(payload: dict[str, Any] | str) -> str:
 
 def _error_event(exc: Exception) -> str:
     if isinstance(exc, TrajforgeError):
-        body = {"message": exc.message, "type": exc.code, "param": exc.param, "code": str(exc.status_code)}
+        body = openai_error_body(exc.message, status=exc.status_code, code=exc.code, param=exc.param)
     else:
-        body = {"message": "The engine failed while generating.", "type": "server_error", "param": None,
-                "code": "500"}
-    return sse({"error": body})
+        body = openai_error_body("The engine failed while generating.", status=500, code="internal_error")
+    return sse(body.model_dump())
 
 
 def _visible(text: str, tools_on: bool) -> str:

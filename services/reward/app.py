@@ -24,6 +24,7 @@ SERVICE = ServiceSpec(
     routers=[router],
     shutdown=[_stop],
     uses_redis=True,
+    task_modules=("services.reward.tasks",),
     description="Reward scoring with provenance, GRPO/RLOO/REINFORCE++ advantages.",
 )
 

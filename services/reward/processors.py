@@ -8,7 +8,6 @@ for that trajectory; the batch always completes.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, cast
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from services.reward.errors import RewardSpecError
 from services.reward.service import ground_truth_of, is_rollout_error, score_trajectory
 from services.reward.spec import RewardSpec
+from shared.plugins import load_object
 from shared.schema import Trajectory
 
 __all__ = ["ProcessorEntry", "RewardInput", "RewardOutput", "RewardProcessor", "SpecProcessor",
@@ -85,11 +85,7 @@ class ProcessorEntry(BaseModel):
 
 def load_processor(classpath: str, **kwargs: Any) -> RewardProcessor:
     """Instantiate ``package.module:Class`` (or ``package.module.Class``) with kwargs."""
-    module_name, _, attr = classpath.partition(":") if ":" in classpath else classpath.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise RewardSpecError(f"cannot load reward processor {classpath!r}: {exc}", param="classpath") from exc
+    cls = load_object(classpath, what="reward processor", error=RewardSpecError, param="classpath")
     processor = cls(**kwargs)
     if not callable(getattr(processor, "process", None)):
         raise RewardSpecError(f"{classpath!r} has no process() method", param="classpath")

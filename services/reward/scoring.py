@@ -24,23 +24,18 @@ from services.reward.processors import (
 )
 from services.reward.schemas import ProcessorRef, ScoreRequest, ScoreResponse
 from services.reward.service import ScoredTrajectory, score_trajectories
+from shared.plugins import check_allowed
 from shared.schema import RewardRecord
 
 __all__ = ["load_entries", "score_request"]
-
-
-def _allowed(classpath: str, prefixes: Sequence[str]) -> bool:
-    module = classpath.partition(":")[0] if ":" in classpath else classpath.rpartition(".")[0]
-    return any(module == p.rstrip(".") or module.startswith(p.rstrip(".") + ".") for p in prefixes)
 
 
 def load_entries(refs: Sequence[ProcessorRef], allowed_modules: Sequence[str]) -> list[ProcessorEntry]:
     """Instantiate the requested processors; 400 for a classpath outside the allowed modules or one that fails."""
     entries = []
     for ref in refs:
-        if not _allowed(ref.classpath, allowed_modules):
-            raise RewardSpecError(f"reward processor {ref.classpath!r} is not in an allowed module "
-                                  f"(allowed: {', '.join(allowed_modules) or 'none'})", param="processors")
+        check_allowed(ref.classpath, allowed_modules, what="reward processor", error=RewardSpecError,
+                      setting="TRAJFORGE_REWARD_PROCESSOR_MODULES", param="processors")
         try:
             processor = load_processor(ref.classpath, **ref.kwargs)
         except RewardSpecError:

@@ -3,7 +3,6 @@
 from services.rollout.api_rollout import APIMultiTurnRollout
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine, CutMember, GroupResult
-from services.rollout.limits import ParseFailurePolicy, RolloutLimits
 from services.rollout.microbatch import MicroBatcher
 from services.rollout.ports import (
     BatchPolicy,
@@ -27,6 +26,7 @@ from services.rollout.protocol import API, OpenAI
 from services.rollout.rollout_base import Rollout
 from services.rollout.token_rollout import MultiTurnRollout
 from services.rollout.traces import TraceWriter
+from shared.schema.budgets import ParseFailurePolicy, RolloutLimits
 
 __all__ = [
     "API",

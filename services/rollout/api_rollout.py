@@ -14,12 +14,12 @@ from typing import Any
 from services.rollout._facade import ToolsArg, per_trajectory_tools, run_each
 from services.rollout.adapters import toolcall_parser
 from services.rollout.engine import AsyncRolloutEngine
-from services.rollout.limits import RolloutLimits
 from services.rollout.ports import Policy, ToolCallParser
 from services.rollout.rollout_base import Rollout
 from services.rollout.traces import TraceWriter
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
+from shared.schema.budgets import RolloutLimits
 
 __all__ = ["APIMultiTurnRollout"]
 
@@ -39,7 +39,7 @@ class APIMultiTurnRollout(Rollout):
             raise InvalidInput("APIMultiTurnRollout samples one reply per turn (n must be 1)")
         self.api, self.tool_manager, self.sampling_params = api, tool_manager, sampling
         self.limits = RolloutLimits.model_validate(
-            {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns})
+            {**(limits or RolloutLimits.unbounded()).model_dump(), "max_turns": max_turns})
         self.concurrency, self.extra_body = concurrency, dict(extra_body or {})
         # No parser given: the suite's parser (every model family), as the seed dispatches calls unasked.
         self.parser = parser or toolcall_parser()

@@ -17,6 +17,7 @@ SERVICE = ServiceSpec(
     name="rollout",
     routers=[router, export_router, browse_router],
     uses_redis=True,
+    task_modules=("services.rollout.tasks",),
     description="Group rollouts against a policy with tools or an env: token-exact, scored, crash-safe.",
 )
 

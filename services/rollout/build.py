@@ -33,8 +33,8 @@ from services.rollout.schemas import RolloutRunSpec
 from services.tools.calculator import CalculatorTool
 from services.tools.manager import ToolManager
 from services.tools.sandbox_pool import SandboxPool
-from shared.classpath import candidates, module_allowed
 from shared.errors import TrajforgeError, ValidationFailed
+from shared.plugins import check_allowed
 from shared.schema import Trajectory
 from shared.settings import Settings
 from shared.toolcalls import family_names
@@ -82,21 +82,10 @@ def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = ()) -
     _check_reward(spec)
 
 
-def _allowed(classpath: str, prefixes: Sequence[str]) -> bool:
-    try:
-        readings = candidates(classpath)
-    except ValueError:
-        return False
-    return any(module_allowed(module, prefixes) for module, _ in readings)
-
-
 def check_processor_module(classpath: str, allowed_modules: Sequence[str]) -> None:
     """Refuse a classpath outside the allowed module prefixes (nothing is imported)."""
-    if not _allowed(classpath, allowed_modules):
-        raise ProcessorLoadError(
-            f"rollout processor {classpath!r} is not in an allowed module (allowed: "
-            f"{', '.join(allowed_modules) or 'none; set TRAJFORGE_ROLLOUT_PROCESSOR_MODULES'})",
-            param="processor.classpath")
+    check_allowed(classpath, allowed_modules, what="rollout processor", error=ProcessorLoadError,
+                  setting="TRAJFORGE_ROLLOUT_PROCESSOR_MODULES", param="processor.classpath")
 
 
 def check_processor(spec: ProcessorSpec, allowed_modules: Sequence[str]) -> None:
@@ -183,6 +172,6 @@ async def build_runtime(spec: RolloutRunSpec, settings: Settings) -> RolloutRunt
     tools = await _tools(spec, settings, runtime)
     runtime.engine = AsyncRolloutEngine(
         policy, tools=tools, mode=mode, bridge=bridge, sampling_params=spec.sampling,
-        limits=spec.limits.to_limits(), parser=toolcall_parser(spec.tool_parser),
+        limits=spec.limits, parser=toolcall_parser(spec.tool_parser),
         concurrency=settings.rollout_concurrency, oversample=spec.oversample, schedule=settings.rollout_schedule)
     return runtime

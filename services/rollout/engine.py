@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 
 from services.rollout.bridge import TokenBridge
 from services.rollout.episode import Episode, EpisodeContext
-from services.rollout.limits import RolloutLimits
 from services.rollout.ports import Policy, ToolCallParser, ToolExecutor
 from services.rollout.schedule import SCHEDULES, Schedule
 from services.rollout.slots import PrioritySlots
@@ -26,6 +25,7 @@ from services.rollout.traces import TraceWriter
 from services.rollout.transcript import MessageTranscript, TokenTranscript, Transcript
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, ToolInfo, Trajectory
+from shared.schema.budgets import RolloutLimits
 
 __all__ = ["AsyncRolloutEngine", "CutMember", "GroupResult", "RolloutMode", "ToolsSource", "as_prompt"]
 

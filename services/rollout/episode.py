@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.rollout.limits import RolloutLimits
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolExecutor
 from services.rollout.schedule import Attained, Schedule, priority_key
 from services.rollout.slots import PrioritySlots
@@ -32,6 +31,7 @@ from shared.errors import (
     UpstreamUnavailable,
 )
 from shared.schema import Message, SamplingParams, StepRecord, Trajectory
+from shared.schema.budgets import RolloutLimits
 
 __all__ = ["Episode", "EpisodeContext"]
 

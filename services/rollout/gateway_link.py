@@ -7,26 +7,27 @@ that app, so no port is opened and nothing outside the process can reach it.
 Either way every call goes through the gateway's own code, which stores it as a
 ``gateway_trace`` row with the engine's token ids.
 
-Calls are authenticated with a key the shard creates for itself and revokes
-when it ends. The submitting user's key is never stored with the job, so
-nothing secret sits in the job's spec, and a leaked shard key stops working
-when its shard ends.
+The shard reads traces with a ``user`` key it creates for itself; each
+processor run gets a ``session`` key that opens only its own gateway session.
+All of them are revoked when the shard ends. The submitting user's key is never
+stored with the job, so nothing secret sits in the job's spec, and a leaked
+processor key reaches nothing but the session it was made for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from services.gateway.traces import TraceRecord
 from shared.auth import create_key, revoke_key
 from shared.settings import Settings
+from shared.traces import TraceRecord
 
 __all__ = ["GatewayLink", "open_gateway_link", "session_id_for"]
 
@@ -44,11 +45,17 @@ class GatewayLink:
     """Session URLs for processors, plus reads of what the gateway captured."""
 
     def __init__(self, root: str, api_key: str, client: httpx.AsyncClient,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, *,
+                 issue_key: Callable[[str], Awaitable[str]] | None = None) -> None:
         self.root = root.rstrip("/")
         self.api_key = api_key
         self._client = client
         self._transport = transport
+        self._issue_key = issue_key
+
+    async def session_key(self, session_id: str) -> str:
+        """A key that opens only ``session_id`` (the shard's own key when none can be issued)."""
+        return await self._issue_key(session_id) if self._issue_key is not None else self.api_key
 
     def session_url(self, session_id: str) -> str:
         """The OpenAI base URL whose calls are recorded under ``session_id``."""
@@ -85,26 +92,38 @@ async def open_gateway_link(settings: Settings, maker: async_sessionmaker[AsyncS
                             *, key_name: str) -> AsyncIterator[GatewayLink]:
     """A link to the gateway for the duration of the block, authenticated by a shard-scoped key."""
     key_id, key = await _create_key(settings, maker, key_name)
+    issued = [key_id]
+
+    async def issue(session_id: str) -> str:
+        sid, session_key = await _create_key(settings, maker, f"{key_name}:session", session_id=session_id)
+        issued.append(sid)
+        return session_key
+
     headers = {"authorization": f"Bearer {key}"}
     try:
         if settings.public_base_url:
             async with httpx.AsyncClient(base_url=settings.public_base_url, headers=headers,
                                          timeout=_TIMEOUT) as client:
-                yield GatewayLink(settings.public_base_url, key, client)
+                yield GatewayLink(settings.public_base_url, key, client, issue_key=issue)
         else:
             async with _in_process_gateway(settings, maker) as app:
                 transport = httpx.ASGITransport(app=app)
                 async with httpx.AsyncClient(transport=transport, base_url=_IN_MEMORY_ROOT, headers=headers,
                                              timeout=_TIMEOUT) as client:
-                    yield GatewayLink(_IN_MEMORY_ROOT, key, client, transport)
+                    yield GatewayLink(_IN_MEMORY_ROOT, key, client, transport, issue_key=issue)
     finally:
-        await _revoke_key(maker, key_id)
+        for issued_id in issued:
+            await _revoke_key(maker, issued_id)
 
 
-async def _create_key(settings: Settings, maker: async_sessionmaker[AsyncSession], name: str
-                      ) -> tuple[uuid.UUID, str]:
+async def _create_key(settings: Settings, maker: async_sessionmaker[AsyncSession], name: str, *,
+                      session_id: str | None = None) -> tuple[uuid.UUID, str]:
     async with maker() as session:
-        row, key = await create_key(session, name, salt=settings.key_salt)
+        if session_id is None:
+            row, key = await create_key(session, name, salt=settings.key_salt)
+        else:
+            row, key = await create_key(session, name, salt=settings.key_salt, scope="session",
+                                        session_id=session_id)
         await session.commit()
         return row.id, key
 

@@ -23,7 +23,6 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from services.gateway.merge import SessionMerge, merge_session
 from services.rollout.build import check_processor_module
 from services.rollout.engine import GroupResult
 from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
@@ -31,6 +30,7 @@ from services.rollout.processors import ProcessorRuntime, ProcessorSpec, Rollout
 from services.rollout.schemas import LimitsSpec
 from shared.schema import Message, SamplingParams, Trajectory
 from shared.settings import Settings
+from shared.traces import SessionMerge, merge_session
 
 __all__ = ["ProcessorGroups", "member_trajectory", "open_processor_groups"]
 
@@ -57,7 +57,8 @@ class ProcessorGroups:
 
     async def _member(self, prompt: Trajectory, group_id: str, member: int) -> Trajectory:
         session_id = session_id_for(self.job_id, prompt.id, member, self.attempt)
-        out = await self._process(self._input(prompt, member, session_id))
+        key = await self.link.session_key(session_id)
+        out = await self._process(self._input(prompt, member, session_id, key))
         try:
             merged = merge_session(session_id, await self.link.traces(session_id))
         except httpx.HTTPError as exc:  # the trajectory cannot be assembled: record why, keep the group
@@ -67,12 +68,12 @@ class ProcessorGroups:
         traj.group_id = group_id
         return traj
 
-    def _input(self, prompt: Trajectory, member: int, session_id: str) -> RolloutInput:
+    def _input(self, prompt: Trajectory, member: int, session_id: str, api_key: str) -> RolloutInput:
         inp = RolloutInput(
             id=f"{prompt.id}-{member}", messages=[m.to_openai() for m in prompt.messages],
             tools=[t.model_dump(mode="json", exclude_none=True) for t in prompt.tools],
             ground_truth=prompt.metadata.get("ground_truth"), metadata=dict(prompt.metadata),
-            base_url=self.link.session_url(session_id), model=self.model, api_key=self.link.api_key,
+            base_url=self.link.session_url(session_id), model=self.model, api_key=api_key,
             sampling_params=dict(self.sampling), limits=self.limits.model_dump(mode="json"))
         return inp.with_http_client(self.link.http_client())
 

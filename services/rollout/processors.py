@@ -2,7 +2,7 @@
 
 A processor is any class with a ``process`` method (plain or ``async``),
 named by classpath ``"package.module:Class"`` or the reference's dotted
-``"package.module.Class"`` (``shared.classpath``) and built with the spec's
+``"package.module.Class"`` (``shared.plugins``) and built with the spec's
 ``init_kwargs``. The runtime bounds it (``concurrency`` running at once,
 ``capacity`` admitted at once, ``timeout_s`` per call); when a processor
 raises or times out the output is a fallback whose response starts with
@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from services.rollout.errors import ProcessorLoadError
-from shared.classpath import CLASSPATH_PATTERN, load_object
 from shared.errors import RateLimited
+from shared.plugins import CLASSPATH_PATTERN, load_object
 from shared.schema import AgentTask
 
 __all__ = [
@@ -151,11 +151,13 @@ class ProcessorSpec(BaseModel):
 
 
 def load_processor(classpath: str, *, allowed_modules: Sequence[str] | None = None, **init_kwargs: Any) -> Any:
-    """Import ``classpath`` (only under ``allowed_modules`` when given) and build it; needs ``process``."""
-    try:
-        obj = load_object(classpath, allowed_modules=allowed_modules)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ProcessorLoadError(f"cannot load {classpath!r}: {exc}", param="classpath") from exc
+    """Import ``package.module:Class`` or ``package.module.Class`` and build it; it must have ``process``.
+
+    With ``allowed_modules`` the classpath must lie under one of those module prefixes (checked
+    before anything is imported).
+    """
+    obj = load_object(classpath, allowed=allowed_modules, what="rollout processor", error=ProcessorLoadError,
+                      param="classpath", setting="TRAJFORGE_ROLLOUT_PROCESSOR_MODULES")
     instance = obj(**init_kwargs) if inspect.isclass(obj) else obj
     if not callable(getattr(instance, "process", None)):
         raise ProcessorLoadError(f"{classpath!r} has no process(RolloutInput) method")

@@ -13,16 +13,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from services.rollout.limits import ParseFailurePolicy, RolloutLimits
 from services.rollout.processors import ProcessorSpec
 from shared.schema import Message, SamplingParams, ToolInfo
+from shared.schema.budgets import RolloutLimits
 
 __all__ = [
     "BUILTIN_TOOLS",
     "BackendSpec",
     "EnvSpec",
     "JobStatus",
-    "LimitsSpec",
     "PolicySpec",
     "RolloutJobCreate",
     "RolloutJobRead",
@@ -65,32 +64,6 @@ class PolicySpec(BaseModel):
     backend: BackendSpec | None = None
 
 
-class LimitsSpec(BaseModel):
-    """Per-trajectory budgets (units in the names)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_turns: int = Field(4, ge=1, le=100)
-    max_tokens_per_turn: int = Field(256, ge=1, le=32768)
-    max_total_tokens: int = Field(4096, ge=1, le=1_000_000)
-    max_tool_output_chars: int = Field(4000, ge=1, le=1_000_000)
-    timeout_s: float = Field(300.0, gt=0, le=86400)
-    tool_timeout_s: float = Field(60.0, gt=0, le=3600)
-    parse_failure_policy: ParseFailurePolicy = "observe"
-
-    @model_validator(mode="after")
-    def _possible(self) -> LimitsSpec:
-        if self.max_tokens_per_turn > self.max_total_tokens:
-            raise ValueError("max_tokens_per_turn cannot exceed max_total_tokens")
-        if self.tool_timeout_s > self.timeout_s:
-            raise ValueError("tool_timeout_s cannot exceed the trajectory's timeout_s")
-        return self
-
-    def to_limits(self) -> RolloutLimits:
-        """The engine's budget object."""
-        return RolloutLimits(**self.model_dump())
-
-
 class EnvSpec(BaseModel):
     """An environment from the envs registry; its tools are exposed per trajectory."""
 
@@ -109,7 +82,7 @@ class RolloutRunSpec(BaseModel):
     oversample: int = Field(0, ge=0, le=64)
     policy: PolicySpec = Field(default_factory=PolicySpec)
     sampling: SamplingParams = Field(default_factory=lambda: SamplingParams.model_validate({}))
-    limits: LimitsSpec = Field(default_factory=lambda: LimitsSpec.model_validate({}))
+    limits: RolloutLimits = Field(default_factory=lambda: RolloutLimits.model_validate({}))
     tools: list[str] | None = None
     env: EnvSpec | None = None
     reward: dict[str, Any] | None = None
@@ -143,7 +116,8 @@ class RolloutRunSpec(BaseModel):
             raise ValueError("give either tools or env, not both")
         if self.processor is not None:
             self._processor_alone()
-        if self.sampling.max_tokens is not None and self.sampling.max_tokens > self.limits.max_total_tokens:
+        total = self.limits.max_total_tokens
+        if self.sampling.max_tokens is not None and total is not None and self.sampling.max_tokens > total:
             raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")
         if self.sampling.n != 1:
             raise ValueError("sampling.n must be 1: group_size sets the samples per task")

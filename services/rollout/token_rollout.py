@@ -17,12 +17,12 @@ from services.rollout._facade import ToolsArg, per_trajectory_tools, run_each
 from services.rollout.adapters import toolcall_parser
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine
-from services.rollout.limits import RolloutLimits
 from services.rollout.ports import ChatTokenizer, Policy, ToolCallParser
 from services.rollout.rollout_base import Rollout
 from services.rollout.traces import TraceWriter
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
+from shared.schema.budgets import RolloutLimits
 
 __all__ = ["MultiTurnRollout"]
 
@@ -46,7 +46,7 @@ class MultiTurnRollout(Rollout):
         self.sampler, self.tool_manager, self.sampling_params = sampler, tool_manager, sampling
         self.bridge = template if isinstance(template, TokenBridge) else TokenBridge(template)
         self.limits = RolloutLimits.model_validate(
-            {**(limits or RolloutLimits()).model_dump(), "max_turns": max_turns,
+            {**(limits or RolloutLimits.unbounded()).model_dump(), "max_turns": max_turns,
              "max_total_tokens": max_trajectory_tokens})
         self.parser, self.concurrency = parser or toolcall_parser(), concurrency
         self.traces = (TraceWriter(trace_dir, trace_callback=trace_callback,

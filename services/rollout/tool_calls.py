@@ -6,7 +6,6 @@ import asyncio
 import json
 from typing import Any
 
-from services.rollout.limits import RolloutLimits
 from services.rollout.ports import (
     ParsedCall,
     PolicyOutput,
@@ -15,6 +14,7 @@ from services.rollout.ports import (
     ToolResult,
 )
 from shared.errors import TrajforgeError
+from shared.schema.budgets import RolloutLimits
 
 __all__ = ["attempted_calls", "execute_calls", "tool_message", "truncate_output"]
 

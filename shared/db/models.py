@@ -67,6 +67,10 @@ class ApiKeyRow(IdMixin, Base):
     name: Mapped[str] = mapped_column(String(200))
     prefix: Mapped[str] = mapped_column(String(16), index=True)
     key_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    #: ``admin`` | ``user`` | ``session`` (see ``shared.auth``); keys made before scopes existed are admin.
+    scope: Mapped[str] = mapped_column(String(16), default="user", server_default="user")
+    #: The one gateway session a ``session`` key opens; null for other scopes.
+    session_id: Mapped[str | None] = mapped_column(String(400))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -8,46 +8,32 @@ effect once.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+from collections.abc import Sequence
 
 from celery import Celery
 
 from shared.settings import Settings
 
-__all__ = ["TASK_MODULES", "celery_app", "configure_celery", "load_task_modules"]
-
-#: Service modules whose tasks every worker loads (those that exist are imported).
-TASK_MODULES: tuple[str, ...] = (
-    "services.cleaning.tasks",
-    "services.rollout.tasks",
-    "services.reward.tasks",
-    "services.tools.tasks",
-)
+__all__ = ["celery_app", "configure_celery", "load_task_modules"]
 
 celery_app = Celery("trajforge", set_as_current=False)
 
 
-def _existing(modules: tuple[str, ...]) -> list[str]:
-    found = []
-    for name in modules:
-        try:
-            if importlib.util.find_spec(name) is not None:
-                found.append(name)
-        except ModuleNotFoundError:
-            continue
-    return found
+def load_task_modules(modules: Sequence[str]) -> list[str]:
+    """Import the given task modules (registers their tasks); returns their names.
 
-
-def load_task_modules(extra: tuple[str, ...] = ()) -> list[str]:
-    """Import every service's task module that exists (registers its tasks); returns their names."""
-    names = _existing(TASK_MODULES) + list(extra)
+    The composition (each service's ``ServiceSpec.task_modules``, the worker
+    command) names the modules: ``shared`` knows no service.
+    """
+    names = list(dict.fromkeys(modules))
     for name in names:
         importlib.import_module(name)
     return names
 
 
-def configure_celery(settings: Settings, *, extra_modules: tuple[str, ...] = ()) -> Celery:
-    """Point the Celery app at the configured Redis and load every task module."""
+def configure_celery(settings: Settings, *, task_modules: Sequence[str] | None = None) -> Celery:
+    """Point the Celery app at the configured Redis; a worker also names the task modules it loads."""
     if not settings.redis_url:
         raise ValueError("TRAJFORGE_REDIS_URL is not set: the embedded default runs work in-process")
     celery_app.conf.update(
@@ -71,6 +57,7 @@ def configure_celery(settings: Settings, *, extra_modules: tuple[str, ...] = ())
         result_backend_transport_options={"visibility_timeout": settings.queue_visibility_timeout_s},
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
-        include=_existing(TASK_MODULES) + list(extra_modules),
     )
+    if task_modules is not None:
+        celery_app.conf.update(include=list(dict.fromkeys(task_modules)))
     return celery_app

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -51,10 +52,11 @@ class CeleryDispatcher:
 class InProcessDispatcher:
     """Runs tasks as asyncio tasks in this process (the embedded default)."""
 
-    def __init__(self, settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], *,
+                 task_modules: Sequence[str] = ()) -> None:
         from shared.queue.app import load_task_modules
 
-        load_task_modules()  # the same task bodies a Celery worker would load
+        load_task_modules(task_modules)  # the same task bodies a Celery worker would load
         self._settings = settings
         self._maker = sessionmaker
         self._running: set[asyncio.Task[Any]] = set()
@@ -78,11 +80,12 @@ class InProcessDispatcher:
             await asyncio.gather(*list(self._running), return_exceptions=True)
 
 
-def make_dispatcher(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> Dispatcher:
-    """Celery if ``TRAJFORGE_REDIS_URL`` is set, in-process otherwise."""
+def make_dispatcher(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], *,
+                    task_modules: Sequence[str] = ()) -> Dispatcher:
+    """Celery if ``TRAJFORGE_REDIS_URL`` is set, in-process (running ``task_modules``' tasks) otherwise."""
     if settings.redis_url:
         return CeleryDispatcher(settings)
-    return InProcessDispatcher(settings, sessionmaker)
+    return InProcessDispatcher(settings, sessionmaker, task_modules=task_modules)
 
 
 def enqueue_after_commit(session: AsyncSession, dispatcher: Dispatcher, name: str, **kwargs: Any) -> None:

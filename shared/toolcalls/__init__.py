@@ -1,9 +1,10 @@
 """The one tool-call parser: raw model text in, every attempted call with a status out.
 
 One parser per model family (hermes/qwen, qwen3-coder XML, llama3 JSON,
-pythonic, mistral, deepseek), reasoning separated first, each call with its
-character span in the raw text. The same parser serves inference, gateway,
-rollout and reward.
+pythonic, mistral, deepseek) and per agent-framework text format (Cline XML,
+VCP, ReAct), reasoning separated first, each call with its character span in
+the raw text. The same parser serves inference, gateway, rollout, reward and
+cleaning.
 """
 
 from shared.toolcalls._json import normalise_arguments

@@ -13,6 +13,7 @@ from shared.toolcalls.models import Extraction, ParsedCall, ParseResult
 from shared.toolcalls.pythonic import looks_pythonic, parse_pythonic
 from shared.toolcalls.qwen_xml import FUNC_OPEN, parse_qwen_xml
 from shared.toolcalls.reasoning import mask_spans, reasoning_spans, reasoning_text
+from shared.toolcalls.text_formats import parse_cline_xml, parse_react, parse_vcp
 
 __all__ = ["FAMILIES", "UnknownFamily", "detect_family", "family_names", "parse_tool_calls", "tool_schemas"]
 
@@ -31,6 +32,10 @@ FAMILIES: dict[str, FamilyParser] = {
     "pythonic": lambda text, _s: parse_pythonic(text),
     "mistral": lambda text, _s: parse_mistral(text),
     "deepseek": lambda text, _s: parse_deepseek(text),
+    # Agent-framework text formats: never auto-detected; Cline XML and ReAct need declared tools.
+    "cline_xml": parse_cline_xml,
+    "vcp": lambda text, _s: parse_vcp(text),
+    "react": parse_react,
 }
 _ALIASES = {
     "qwen": "hermes", "qwen2.5": "hermes", "qwen3": "hermes",

@@ -7,8 +7,10 @@ from shared.web.deps import (
     SessionDep,
     SettingsDep,
     StateDep,
+    admin_only,
     get_session,
     require_api_key,
+    session_route,
     verify_key_value,
 )
 from shared.web.errors import error_response, is_openai_path
@@ -25,11 +27,13 @@ __all__ = [
     "SessionDep",
     "SettingsDep",
     "StateDep",
+    "admin_only",
     "create_app",
     "error_response",
     "get_app_state",
     "get_session",
     "is_openai_path",
     "require_api_key",
+    "session_route",
     "verify_key_value",
 ]

@@ -57,6 +57,8 @@ class ServiceSpec:
     #: Path prefix of the service's routers in a multi-service app (its own app stays unprefixed).
     prefix: str = ""
     description: str = ""
+    #: Modules declaring the service's queue tasks (imported by the in-process runner and workers).
+    task_modules: Sequence[str] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -70,7 +72,7 @@ def _lifespan(specs: Sequence[ServiceSpec], settings: Settings, engine: AsyncEng
             await ensure_migrated(eng)
             sm = maker or make_sessionmaker(eng)
             state = AppState(settings=settings, engine=eng, sessionmaker=sm,
-                             dispatcher=make_dispatcher(settings, sm),
+                             dispatcher=make_dispatcher(settings, sm, task_modules=_task_modules(specs)),
                              verifier=KeyVerifier(sm, salt=settings.key_salt))
             if settings.redis_url and any(s.uses_redis for s in specs):
                 import redis.asyncio as aioredis
@@ -87,6 +89,10 @@ def _lifespan(specs: Sequence[ServiceSpec], settings: Settings, engine: AsyncEng
                 await eng.dispose()
 
     return lifespan
+
+
+def _task_modules(specs: Sequence[ServiceSpec]) -> list[str]:
+    return [module for spec in specs for module in spec.task_modules]
 
 
 async def _stop(specs: Sequence[ServiceSpec], app: FastAPI, state: AppState) -> None:

@@ -1,14 +1,21 @@
-"""Dependencies every service injects with ``Annotated`` aliases."""
+"""Dependencies every service injects with ``Annotated`` aliases, and the key-scope markers.
+
+Every authenticated route takes ``user`` and ``admin`` keys unless its endpoint
+is marked: ``@admin_only`` (deployment configuration) or
+``@session_route("session_id")`` (also opens to the ``session`` key of the
+session named by that path parameter). Put the marker below the router's
+decorator, so it marks the function the router registers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request, WebSocket
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from shared.auth import ApiKeyInfo, parse_bearer
+from shared.auth import ApiKeyInfo, Scope, check_scope, parse_bearer
 from shared.db.session import session_scope
 from shared.queue.dispatch import Dispatcher
 from shared.settings import Settings
@@ -20,10 +27,41 @@ __all__ = [
     "SessionDep",
     "SettingsDep",
     "StateDep",
+    "admin_only",
     "get_session",
     "require_api_key",
+    "route_scopes",
+    "session_route",
     "verify_key_value",
 ]
+
+F = TypeVar("F", bound=Callable[..., object])
+_SCOPES_ATTR = "__trajforge_scopes__"
+_SESSION_PARAM_ATTR = "__trajforge_session_param__"
+_DEFAULT_SCOPES: tuple[Scope, ...] = ("user", "admin")
+
+
+def admin_only(endpoint: F) -> F:
+    """Mark a route as deployment configuration: admin keys only (others get 403)."""
+    setattr(endpoint, _SCOPES_ATTR, ("admin",))
+    return endpoint
+
+
+def session_route(param: str) -> Callable[[F], F]:
+    """Mark a route of one gateway session: a ``session`` key whose session is path parameter ``param`` may call it."""
+
+    def mark(endpoint: F) -> F:
+        setattr(endpoint, _SCOPES_ATTR, ("user", "admin", "session"))
+        setattr(endpoint, _SESSION_PARAM_ATTR, param)
+        return endpoint
+
+    return mark
+
+
+def route_scopes(endpoint: object) -> tuple[Scope, ...]:
+    """The key scopes an endpoint admits (``user`` and ``admin`` unless marked)."""
+    scopes: tuple[Scope, ...] = getattr(endpoint, _SCOPES_ATTR, _DEFAULT_SCOPES)
+    return scopes
 
 
 def _state(request: Request) -> AppState:
@@ -42,17 +80,20 @@ async def require_api_key(request: Request) -> ApiKeyInfo | None:
     if not state.settings.auth_enabled:
         return None
     info = await state.verifier.verify(parse_bearer(request.headers.get("authorization")))
+    endpoint = request.scope.get("endpoint")
+    param = getattr(endpoint, _SESSION_PARAM_ATTR, None)
+    check_scope(info, route_scopes(endpoint), session_id=request.path_params.get(param) if param else None)
     request.state.api_key = info
     return info
 
 
 async def verify_key_value(websocket: WebSocket, key: str) -> bool:
-    """True if ``key`` is a live API key (for capability URLs that carry the key in the path)."""
+    """True if ``key`` is a live user or admin key (for capability URLs that carry the key in the path)."""
     state = get_app_state(websocket.app)
     if not state.settings.auth_enabled:
         return True
     try:
-        await state.verifier.verify(key)
+        check_scope(await state.verifier.verify(key), _DEFAULT_SCOPES)
     except Exception:
         return False
     return True

@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from shared.errors import TrajforgeError
 from shared.web.context import current_request_id
+from shared.web.openai_errors import openai_error_body, retry_after_headers
 from shared.web.responses import SafeJSONResponse
 
 __all__ = ["error_response", "install_error_handlers", "is_openai_path"]
@@ -21,9 +22,6 @@ __all__ = ["error_response", "install_error_handlers", "is_openai_path"]
 log = logging.getLogger("trajforge.web")
 
 _OPENAI_PATH = re.compile(r"(^|/)v1/(chat/completions|completions|models|embeddings|responses)(/|$)|/(de)?tokenize$")
-_OPENAI_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                 404: "not_found_error", 409: "conflict_error", 413: "invalid_request_error",
-                 422: "invalid_request_error", 429: "rate_limit_error"}
 _TITLES = {400: "Bad request", 401: "Authentication required", 403: "Forbidden", 404: "Not found",
            405: "Method not allowed", 413: "Payload too large", 422: "Validation failed",
            429: "Too many requests", 500: "Internal error", 502: "Bad gateway",
@@ -48,8 +46,7 @@ def error_response(
 ) -> Response:
     """Render an error in the format of the endpoint at ``path``."""
     if is_openai_path(path):
-        etype = _OPENAI_TYPES.get(status, "api_error" if status < 500 else "server_error")
-        body: dict[str, Any] = {"error": {"message": message, "type": etype, "param": param, "code": code}}
+        body = openai_error_body(message, status=status, code=code, param=param).model_dump()
         return SafeJSONResponse(body, status_code=status, headers=headers)
     problem = {
         "type": "about:blank",
@@ -76,9 +73,8 @@ def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
 async def _on_trajforge_error(request: Request, exc: TrajforgeError) -> Response:
     if exc.status_code >= 500:
         log.warning("request failed: %s (%s)", exc.message, exc.code)
-    headers = {"Retry-After": str(max(1, round(exc.retry_after_s)))} if exc.retry_after_s else None
     return error_response(request.url.path, exc.status_code, exc.message, code=exc.code,
-                          title=exc.title, param=exc.param, headers=headers)
+                          title=exc.title, param=exc.param, headers=retry_after_headers(exc.retry_after_s) or None)
 
 
 async def _on_validation_error(request: Request, exc: RequestValidationError) -> Response:

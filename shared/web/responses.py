@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from fastapi.responses import JSONResponse
 
-from shared.jsonl import scrub
+from shared.jsonl import dumps_wide, scrub
 
 __all__ = ["SafeJSONResponse", "dumps"]
 
@@ -23,7 +23,11 @@ def dumps(content: Any) -> bytes:
     try:
         return orjson.dumps(content, option=_OPTS)
     except TypeError:
+        pass
+    try:
         return orjson.dumps(scrub(content), option=_OPTS, default=str)
+    except TypeError:  # an integer past 64 bits
+        return dumps_wide(content)
 
 
 class SafeJSONResponse(JSONResponse):

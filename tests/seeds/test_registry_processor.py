@@ -1,6 +1,6 @@
 """DashScope reference, the rollout processor component: the dotted classpath
 ``functions.rollout.my_rollout.MyRolloutProcessor`` (no colon) loads through the one classpath
-grammar (``shared.classpath``) under the allow-list, and the job's sampling and limits reach the
+grammar (``shared.plugins``) under the allow-list, and the job's sampling and limits reach the
 processor. The job runs for real: rollout app, in-process gateway, Postgres; the policy is the
 local engine with a SCRIPTED reply (real tokenizer and engine path).
 """
@@ -22,7 +22,8 @@ from services.inference.service import EngineHolder
 from services.rollout.build import check_processor
 from services.rollout.errors import ProcessorLoadError
 from services.rollout.processors import ProcessorSpec, load_processor
-from shared.classpath import candidates, load_object
+from shared.errors import InvalidInput
+from shared.plugins import load_object, parse_classpath
 from shared.settings import Settings
 from tests.seeds.seed_support import smol_tokenizer, tool_call_reply
 from tests.services.rollout.test_processor_jobs import Harness, _harness
@@ -39,15 +40,15 @@ def workspace(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_grammar_reads_both_forms(workspace: Path) -> None:
-    assert candidates("a.b:C.D") == [("a.b", "C.D")]
-    assert candidates("a.b.C") == [("a.b", "C"), ("a", "b.C")]
+    assert parse_classpath("a.b:C.D") == ("a.b", "C.D")
+    assert parse_classpath("a.b.C") == ("a.b", "C")
     for bad in ("a", "a:", ":C", "a..b", "a.b:C:D", "1a.B"):
-        with pytest.raises(ValueError):
-            candidates(bad)
-    dotted = load_object(CLASSPATH, allowed_modules=["functions"])
+        with pytest.raises(InvalidInput):
+            parse_classpath(bad)
+    dotted = load_object(CLASSPATH, allowed=["functions"])
     assert dotted is load_object("functions.rollout.my_rollout:MyRolloutProcessor")
-    with pytest.raises(ValueError, match="outside the allowed modules"):
-        load_object(CLASSPATH, allowed_modules=["tests"])
+    with pytest.raises(InvalidInput, match="not in an allowed module"):
+        load_object(CLASSPATH, allowed=["tests"])
     assert callable(load_processor(CLASSPATH, allowed_modules=["functions"]).process)
 
 
@@ -120,7 +121,7 @@ async def test_the_reference_mock_input_runs_the_processor_locally(workspace: Pa
     from services.rollout.processors import ModelResource, RolloutInput
     from tests.seeds.seed_support import scripted_server
 
-    processor_cls = load_object(CLASSPATH, allowed_modules=["functions"])
+    processor_cls = load_object(CLASSPATH, allowed=["functions"])
     with scripted_server(tool_call_reply("query_status", '{"item_id": "P100"}'), name="student") as url:
         mock_input = RolloutInput(
             model_resource=ModelResource(model_name="student", base_url=f"{url}/v1", api_key="EMPTY"),

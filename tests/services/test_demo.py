@@ -20,7 +20,7 @@ def test_demo_runs_the_main_job_with_no_services(tmp_path: Path) -> None:
             "TRAJFORGE_MODEL_CACHE_DIR": str(engine_config().cache_dir)}
     out = tmp_path / "out"
     result = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "demo", "--tasks", "2", "--group-size", "2", "--max-turns", "2",
+        [sys.executable, "-m", "services.cli", "demo", "--tasks", "2", "--group-size", "2", "--max-turns", "2",
          "--max-tokens-per-turn", "16", "--rows-per-file", "15", "--out", str(out)],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -370,3 +370,23 @@ def test_one_megabyte_adversarial_input_finishes_fast(name: str) -> None:
     # Linear time: 8x the input costs ~8x; a quadratic parser would cost 64x.
     assert full < 5.0, f"{name} took {full:.2f}s of CPU"
     assert full < 20 * eighth + 0.2, f"{name}: {eighth:.3f}s for 1/8, {full:.3f}s for all"
+
+
+def test_agent_framework_text_formats_keep_spans_and_need_declared_tools() -> None:
+    from shared.toolcalls import parse_tool_calls
+
+    text = "look: <read_file><path>a.py</path><lines>3</lines></read_file> done"
+    tools = [{"name": "read_file", "parameters": {"properties": {"lines": {"type": "integer"}}}}]
+    result = parse_tool_calls(text, family="cline_xml", tools=tools)
+    [call] = result.calls
+    assert (call.name, call.arguments, call.family) == ("read_file", {"path": "a.py", "lines": 3}, "cline_xml")
+    assert text[call.start:call.end] == call.raw and result.content == "look:  done"
+    assert parse_tool_calls(text, family="cline_xml", tools=[]).calls == []
+
+    vcp = "<<<[TOOL_REQUEST]>>>q:「始」cats「末」<<<[END_TOOL_REQUEST]>>> <<<[TOOL_REQUEST]>>>tool_name:「始」s「末」"
+    statuses = [(c.status, c.name) for c in parse_tool_calls(vcp, family="vcp").calls]
+    assert statuses == [("missing_name", None), ("unclosed", "s")]
+
+    react = parse_tool_calls("Thought: hmm\nAction: search[red cats]\n", family="react", tools=["search"])
+    assert [(c.name, c.arguments) for c in react.calls] == [("search", {"input": "red cats"})]
+    assert parse_tool_calls("Action: search[x]", family="auto", tools=["search"]).calls == []  # never auto-detected

@@ -17,7 +17,7 @@ def _clean(src: Path, tmp: Path, *extra: str) -> tuple[subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
     env |= {"TRAJFORGE_HOME": str(tmp / "home"), "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "200"}
     kept, dropped = tmp / "kept.jsonl", tmp / "dropped.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "shared.cli", "clean", str(src), "-o", str(kept), "--dropped",
+    proc = subprocess.run([sys.executable, "-m", "services.cli", "clean", str(src), "-o", str(kept), "--dropped",
                            str(dropped), *extra], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     def read(p: Path) -> list[Any]:
         return [orjson.loads(x) for x in p.read_bytes().splitlines()] if p.exists() else []

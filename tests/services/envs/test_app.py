@@ -37,3 +37,13 @@ async def test_websocket_capability_url_accepts_a_live_key_only(settings, engine
         ws.send_json({"type": "reset", "data": {}})
         reply = ws.receive_json()
         assert reply["type"] == "observation"
+
+
+async def test_a_session_key_opens_no_env(make_client, session, settings) -> None:  # type: ignore[no-untyped-def]
+    """A processor's session-scoped key reaches its gateway session only, not the envs."""
+    _, key = await create_key(session, "proc", salt=settings.key_salt, scope="session", session_id="s-1")
+    await session.commit()
+    client = await make_client(SERVICE, authenticated=False)
+    assert (await client.get("/envs/counter/metadata", headers={"authorization": f"Bearer {key}"})).status_code == 401
+    assert (await client.get(f"/envs/counter/k/{key}/metadata")).status_code == 401
+    assert (await client.get("/envs/counter/health")).status_code == 200

@@ -19,7 +19,7 @@ class _Obs(BaseModel):
 def test_load_class_forms() -> None:
     assert load_class("services.envs.counter_env:CounterEnv") is CounterEnv
     assert load_class("services.envs.counter_env.CounterEnv") is CounterEnv
-    with pytest.raises(InvalidInput, match="Cannot load"):
+    with pytest.raises(InvalidInput, match="cannot load"):
         load_class("services.envs.nowhere:Nope")
 
 

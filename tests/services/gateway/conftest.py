@@ -61,8 +61,8 @@ def fast_config(upstreams: list[ServerThread]) -> Callable[..., GatewayConfig]:
 def make_gateway(
     gateway_app: FastAPI, gateway_server: ServerThread, fast_config: Callable[..., GatewayConfig]
 ) -> Callable[..., GatewayProxy]:
-    def make(config: GatewayConfig | None = None) -> GatewayProxy:
-        gateway = build_gateway(config or fast_config())
+    def make(config: GatewayConfig | None = None, **kwargs: Any) -> GatewayProxy:
+        gateway = build_gateway(config or fast_config(), **kwargs)
         gateway_app.state.gateway = gateway
         return gateway
 

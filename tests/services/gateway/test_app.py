@@ -84,7 +84,7 @@ async def _committed_key(settings: Settings) -> str:
     engine = create_async_engine(settings.effective_database_url)
     try:
         async with make_sessionmaker(engine)() as session:
-            _, key = await create_key(session, "gateway-e2e", salt=settings.key_salt)
+            _, key = await create_key(session, "gateway-e2e", salt=settings.key_salt, scope="admin")
             await session.commit()
         return key
     finally:

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from services.gateway.dbsink import DbTraceSink
-from services.gateway.traces import TraceRecord
 from shared.db.session import make_sessionmaker
+from shared.traces import TraceRecord
 
 
 def _record(session_id: str | None, seq: int, **extra: object) -> TraceRecord:

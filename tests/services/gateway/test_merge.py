@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.gateway.merge import merge_session
 from services.gateway.testing_upstream import END, encode, render
-from services.gateway.traces import TraceRecord
+from shared.traces import TraceRecord, merge_session
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
 

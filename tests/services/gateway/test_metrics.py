@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY
 
-from services.gateway.merge import PrefixMismatch, SessionMerge
 from services.gateway.metrics import record_merge
+from shared.traces import PrefixMismatch, SessionMerge
 
 
 def value(name: str, labels: dict[str, str] | None = None) -> float:

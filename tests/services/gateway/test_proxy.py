@@ -61,7 +61,7 @@ def test_unanswered_tool_call_breaks_pairing(gateway: GatewayProxy, gateway_serv
 
 
 def test_oversized_body_is_413(make_gateway: Callable[..., GatewayProxy], fast_config: Callable[..., GatewayConfig], gateway_server: ServerThread) -> None:
-    make_gateway(fast_config(max_body_bytes=2048))
+    make_gateway(fast_config(), max_body_bytes=2048)
     body = {"model": "policy", "messages": [{"role": "user", "content": "x" * 5000}]}
     assert_openai_error(post(gateway_server, body), 413, "payload_too_large")
 
@@ -192,7 +192,7 @@ async def test_client_leaving_mid_stream_still_writes_the_trace(
 def test_chunked_oversized_body_is_413_without_length_header(
     make_gateway: Callable[..., GatewayProxy], fast_config: Callable[..., GatewayConfig], gateway_server: ServerThread
 ) -> None:
-    make_gateway(fast_config(max_body_bytes=2048))
+    make_gateway(fast_config(), max_body_bytes=2048)
 
     def parts():  # a generator body is sent chunked, with no Content-Length
         yield b'{"model": "policy", "messages": [{"role": "user", "content": "'

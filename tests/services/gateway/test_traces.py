@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from services.gateway.traces import InMemoryTraceSink, TraceRecord, TraceSink
+from services.gateway.traces import InMemoryTraceSink, TraceSink
+from shared.traces import TraceRecord
 
 
 async def test_sink_orders_by_sequence_and_indexes_sessions() -> None:

@@ -102,7 +102,7 @@ async def test_failure_after_the_200_is_an_error_event(local_engine: Engine) -> 
         lines = [line async for line in resp.aiter_lines() if line.startswith("data: ")]
     assert lines[-1] == "data: [DONE]"
     error = json.loads(lines[-2][6:])["error"]
-    assert error["type"] == "generation_aborted" and error["message"]
+    assert error["code"] == "generation_aborted" and error["type"] == "server_error" and error["message"]
     with pytest.raises(GenerationAborted):  # the generation thread survived and still answers
         await failing.generate([1, 2, 3], GenParams(max_tokens=2))
     failing.close()

@@ -14,7 +14,7 @@ SPEC = "components:\n  - name: tool_call\n    weight: 1.0\n  - name: opd_tool_ca
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shared.cli", "score", *args], check=False, cwd=REPO_ROOT,
+    return subprocess.run([sys.executable, "-m", "services.cli", "score", *args], check=False, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "120"})
 
 

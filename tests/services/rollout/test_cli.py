@@ -90,7 +90,7 @@ def test_the_command_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "group_size: 2\ntasks: [{id: lonely, messages: [{role: system, content: hi}]}]\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
     env |= {"TRAJFORGE_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
-    result = subprocess.run([sys.executable, "-m", "shared.cli", "rollout", str(spec)], cwd=REPO_ROOT, env=env,
+    result = subprocess.run([sys.executable, "-m", "services.cli", "rollout", str(spec)], cwd=REPO_ROOT, env=env,
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 2, result.stderr
     assert "has no user turn" in result.stderr and "Traceback" not in result.stderr

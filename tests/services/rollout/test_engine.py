@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from services.rollout.engine import AsyncRolloutEngine
-from services.rollout.limits import RolloutLimits
 from shared.errors import InvalidInput, ToolExecutionError
 from shared.schema import STOP_REASONS, Trajectory
+from shared.schema.budgets import RolloutLimits
 from tests.services.rollout.support import (
     FunctionTools,
     ScriptedPolicy,
@@ -177,7 +177,7 @@ async def test_trajectory_timeout_keeps_partial_data(smol_tokenizer: Any) -> Non
         return 0
 
     eng = engine_for(ScriptedPolicy(smol_tokenizer, add_then_answer), FunctionTools(add=slow),
-                     limits={"timeout_s": 0.2})
+                     limits={"timeout_s": 0.2, "tool_timeout_s": 0.2})
     started = time.perf_counter()
     [group] = await eng.collect_batch([prompt("x")], group_size=1)
     traj = group.trajectories[0]

@@ -104,7 +104,8 @@ async def test_openai_processor_through_the_gateway_is_stored_token_exact(harnes
                                                                          smol_tokenizer: Any) -> None:
     job, items = await harness.run({"classpath": f"{MODULE}:TwoTurnChat", "init_kwargs": {"max_tokens": 6},
                                     "concurrency": 2, "timeout_s": 120})
-    assert job["status"] == "succeeded" and job["counts"]["trajectories"] == 2 and job["counts"]["failed"] == 0
+    assert job["status"] == "succeeded" and job["counts"]["trajectories"] == 2 and job["counts"]["failed"] == 0, [
+        (i.get("stop_reason"), i.get("metadata", {}).get("error")) for i in items]
     assert [i["sample_index"] for i in items] == [0, 1]
     for item in items:
         meta, tokens = item["metadata"], item["tokens"]

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from services.rollout.engine import AsyncRolloutEngine
-from services.rollout.limits import RolloutLimits
 from services.rollout.schedule import SCHEDULES, Attained, Schedule, priority_key
 from services.rollout.slots import PrioritySlots
 from shared.errors import InvalidInput
+from shared.schema.budgets import RolloutLimits
 from tests.services.rollout.support import (
     FunctionTools,
     ScriptedPolicy,

@@ -64,3 +64,30 @@ def test_there_is_one_head() -> None:
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_every_table_is_mapped(table: str) -> None:
     assert table in Base.metadata.tables
+
+
+async def _insert_key_and_read_scopes(url: str, *, after: bool) -> list[tuple[str, str]]:
+    from sqlalchemy import text
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            name = "after" if after else "before"
+            await conn.execute(text("INSERT INTO api_key (id, name, prefix, key_hash, created_at) "
+                                    "VALUES (:id, :name, 'tf_x', :hash, CURRENT_TIMESTAMP)"),
+                               {"id": uuid.uuid4().hex, "name": name, "hash": uuid.uuid4().hex})
+            if not after:
+                return []
+            rows = await conn.execute(text("SELECT name, scope FROM api_key ORDER BY name"))
+            return [(str(r[0]), str(r[1])) for r in rows]
+    finally:
+        await engine.dispose()
+
+
+def test_keys_from_before_scopes_become_admin_and_new_ones_default_to_user(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Upgrading must not lock an operator out of the routes that became admin-only."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'tf.db'}"
+    upgrade(url, "0005")
+    asyncio.run(_insert_key_and_read_scopes(url, after=False))
+    upgrade(url)
+    assert asyncio.run(_insert_key_and_read_scopes(url, after=True)) == [("after", "user"), ("before", "admin")]

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from shared.db.session import create_engine_for
-from shared.errors import DatabaseNotMigrated, NotFound, UpstreamTimeout
+from shared.errors import DatabaseNotMigrated, NotFound, RateLimited, UpstreamTimeout
 from shared.web import ServiceSpec, create_app
 from tests.conftest import create_database, drop_database
 
@@ -50,6 +50,13 @@ async def boom() -> None:
 @router.post("/v1/chat/completions")
 async def chat(body: Echo) -> dict[str, int]:
     raise UpstreamTimeout("upstream took too long", retry_after_s=3)
+
+
+@router.get("/v1/models/{name}")
+async def model(name: str) -> dict[str, str]:
+    if name == "busy":
+        raise RateLimited("slow down", retry_after_s=1.2)
+    raise NotFound(f"no model {name}")
 
 # Unique per run: two runs on one server must not drop each other's database.
 _UNMIGRATED_DB = f"trajforge_test_unmigrated_{uuid.uuid4().hex[:8]}"
@@ -91,6 +98,23 @@ async def test_openai_paths_get_openai_shaped_errors(make_client) -> None:  # ty
     timeout = await client.post("/v1/chat/completions", json={"value": 1})
     assert timeout.status_code == 504 and timeout.headers["retry-after"] == "3"
     assert timeout.json()["error"]["code"] == "upstream_timeout"
+
+
+async def test_app_and_gateway_render_openai_errors_alike(make_client) -> None:  # type: ignore[no-untyped-def]
+    """The app's handler and the gateway's proxy share one renderer: same 404 type, same Retry-After."""
+    from shared.web.openai_errors import openai_error_response
+
+    client = await make_client(SPEC)
+    missing = await client.get("/v1/models/nope")
+    direct = openai_error_response(NotFound("no model nope"))
+    assert missing.status_code == direct.status_code == 404
+    assert missing.json() == httpx.Response(404, content=direct.body).json()
+    assert missing.json()["error"]["type"] == "invalid_request_error"
+    busy = await client.get("/v1/models/busy")
+    assert busy.status_code == 429 and busy.headers["retry-after"] == "2" and busy.headers["retry-after-ms"] == "1200"
+    assert openai_error_response(RateLimited("x", retry_after_s=1.2)).headers["retry-after"] == "2"
+    problem = await client.get("/v1/missing")
+    assert problem.headers["content-type"].startswith("application/problem+json")
 
 
 async def test_invalid_json_bodies_get_a_clear_400(make_client) -> None:  # type: ignore[no-untyped-def]

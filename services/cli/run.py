@@ -70,6 +70,7 @@ def worker(
     queues: str = typer.Option("", help="Comma-separated queues to consume (default: TRAJFORGE_QUEUE_NAME)."),
 ) -> None:
     """Run a Celery worker for every service's tasks (needs TRAJFORGE_REDIS_URL)."""
+    from services.app import all_task_modules
     from shared.queue.app import configure_celery, load_task_modules
 
     settings = get_settings()
@@ -77,8 +78,9 @@ def worker(
         typer.echo("error: TRAJFORGE_REDIS_URL is not set; the embedded default runs work in-process", err=True)
         raise typer.Exit(2)
     _check_migrated_or_exit()
-    app = configure_celery(settings, extra_modules=tuple(include))
-    load_task_modules(tuple(include))
+    modules = [*all_task_modules(), *include]
+    app = configure_celery(settings, task_modules=modules)
+    load_task_modules(modules)
     app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}",
                      f"--queues={queues or settings.queue_name}",
                      "--loglevel=INFO", "--without-gossip", "--without-mingle"])

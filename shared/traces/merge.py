@@ -23,8 +23,8 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
-from services.gateway.traces import TraceRecord
 from shared.schema import Message, StopReason, TokenData, ToolInfo, Trajectory
+from shared.traces.record import TraceRecord
 
 __all__ = ["MismatchCause", "PrefixMismatch", "SessionMerge", "merge_session"]
 

@@ -1,7 +1,7 @@
 """memory: agent memories per namespace with their embeddings
 
-Revision ID: 0006_memory
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0006_memory"
-down_revision: str | None = "0005"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

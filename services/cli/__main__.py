@@ -1,0 +1,5 @@
+"""``python -m services.cli`` runs the ``trajforge`` command line."""
+
+from services.cli import main
+
+main()
