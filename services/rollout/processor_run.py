@@ -27,8 +27,8 @@ from services.rollout.build import check_processor_module
 from services.rollout.engine import GroupResult
 from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
 from services.rollout.processors import ProcessorRuntime, ProcessorSpec, RolloutInput, RolloutOutput
-from services.rollout.schemas import LimitsSpec
 from shared.schema import Message, SamplingParams, Trajectory
+from shared.schema.budgets import RolloutLimits
 from shared.settings import Settings
 from shared.traces import SessionMerge, merge_session
 
@@ -42,9 +42,9 @@ class ProcessorGroups:
 
     def __init__(self, runtime: ProcessorRuntime, link: GatewayLink, *, job_id: uuid.UUID,
                  model: str | None, attempt: int = 0, sampling: SamplingParams | None = None,
-                 limits: LimitsSpec | None = None) -> None:
+                 limits: RolloutLimits | None = None) -> None:
         self.runtime, self.link, self.job_id, self.model, self.attempt = runtime, link, job_id, model, attempt
-        self.limits = limits or LimitsSpec()
+        self.limits = limits or RolloutLimits()
         self.sampling = _sampling_fields(sampling or SamplingParams(), self.limits)
         # The runtime refuses work beyond its capacity; queue here instead, so no member is refused.
         self._window = asyncio.Semaphore(runtime.spec.capacity)
@@ -86,12 +86,16 @@ class ProcessorGroups:
                 await inp.http_client.aclose()
 
 
-def _sampling_fields(sampling: SamplingParams, limits: LimitsSpec) -> dict[str, Any]:
+def _sampling_fields(sampling: SamplingParams, limits: RolloutLimits) -> dict[str, Any]:
     """The job's sampling as request fields, capped by its limits, with the member's timeout."""
     fields = {k: v for k, v in sampling.to_openai().items() if k != "n"}
     cap = limits.max_tokens_per_turn
-    fields["max_tokens"] = min(sampling.max_tokens, cap) if sampling.max_tokens is not None else cap
-    fields["timeout"] = limits.timeout_s
+    if sampling.max_tokens is not None and cap is not None:
+        fields["max_tokens"] = min(sampling.max_tokens, cap)
+    else:  # ``None`` is "no limit": whichever of the two is set
+        fields["max_tokens"] = sampling.max_tokens if sampling.max_tokens is not None else cap
+    if limits.timeout_s is not None:
+        fields["timeout"] = limits.timeout_s
     return fields
 
 
@@ -136,7 +140,7 @@ def _merge_meta(merged: SessionMerge) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def open_processor_groups(spec: ProcessorSpec, settings: Settings, maker: async_sessionmaker[AsyncSession],
                                 *, job_id: uuid.UUID, model: str | None, key_name: str,
-                                sampling: SamplingParams | None = None, limits: LimitsSpec | None = None
+                                sampling: SamplingParams | None = None, limits: RolloutLimits | None = None
                                 ) -> AsyncIterator[ProcessorGroups]:
     """Load the processor (allowed modules only, checked again where it runs) and link it to the gateway.
 
@@ -144,7 +148,7 @@ async def open_processor_groups(spec: ProcessorSpec, settings: Settings, maker: 
     tighter of the processor's ``timeout_s`` and the limits' ``timeout_s``.
     """
     check_processor_module(spec.classpath, settings.rollout_processor_modules)
-    if limits is not None and limits.timeout_s < spec.timeout_s:
+    if limits is not None and limits.timeout_s is not None and limits.timeout_s < spec.timeout_s:
         spec = spec.model_copy(update={"timeout_s": limits.timeout_s})
     runtime = ProcessorRuntime(spec, allowed_modules=settings.rollout_processor_modules)
     async with open_gateway_link(settings, maker, key_name=key_name) as link:

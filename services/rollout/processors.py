@@ -51,7 +51,7 @@ class RolloutInput(AgentTask):
 
     ``sampling_params`` is the job's sampling as OpenAI request fields (``temperature``,
     ``max_tokens``, ...) plus ``timeout`` (seconds for the whole member); ``limits`` is the
-    job's ``LimitsSpec``. Both are what the processor should sample and stop with.
+    job's ``RolloutLimits``. Both are what the processor should sample and stop with.
     """
 
     base_url: str | None = None
