@@ -53,7 +53,7 @@ def episode(answer: dict[str, Any], *, reasoning: str = REASONING, accession: st
 def _score_cli(tmp_path: Path, rows: list[dict[str, Any]], spec_text: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "spec.yaml").write_text(spec_text)
-    return subprocess.run([sys.executable, "-m", "shared.cli", "score", str(tmp_path / "in.jsonl"), "--reward",
+    return subprocess.run([sys.executable, "-m", "services.cli", "score", str(tmp_path / "in.jsonl"), "--reward",
                            str(tmp_path / "spec.yaml"), "-o", str(tmp_path / "out.jsonl")], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=120, check=False,
                           env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "160"})

@@ -46,7 +46,7 @@ async def test_from_settings_requires_protections_only_in_prod() -> None:
 def test_cli_prints_the_table() -> None:
     env = {**os.environ, "TRAJFORGE_TOOLS_POOL_SIZE": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "sandbox", "check"], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "services.cli", "sandbox", "check"], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.returncode == 0, done.stderr
     for name in PROTECTIONS:
