@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     envs_url: str = ""
     rollout_url: str = ""
     reward_url: str = ""
+    # Key a service presents where it is another service's upstream (the gateway calling the
+    # inference service by URL); ``trajforge up --split`` creates one for its processes.
+    service_key: str = Field("", repr=False)
     # Service-client budgets: per-request timeout, and attempts for calls that are safe to repeat.
     client_timeout_s: float = Field(60.0, gt=0, le=3600)
     client_connect_timeout_s: float = Field(5.0, gt=0, le=600)

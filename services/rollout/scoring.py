@@ -8,6 +8,7 @@ of the group's statistics rather than counted as zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from services.reward.service import ScoredTrajectory, score_trajectory
 from services.reward.spec import RewardSpec
 from shared.schema import Trajectory
 
-__all__ = ["GroupScores", "score_group"]
+__all__ = ["GroupScores", "score_group", "truth_of"]
 
 
 @dataclass
@@ -28,10 +29,11 @@ class GroupScores:
     advantages: list[float | None] = field(default_factory=list)
 
 
-def _truth(ground_truth: Any) -> dict[str, Any] | None:
+def truth_of(ground_truth: Any) -> dict[str, Any] | None:
+    """A task's ground truth as the reward spec reads it (a bare value is the expected answer)."""
     if ground_truth is None or isinstance(ground_truth, dict):
         return ground_truth
-    return {"answer": ground_truth}  # a bare value is the expected answer
+    return {"answer": ground_truth}
 
 
 def _reward(traj: Trajectory, scored: ScoredTrajectory | None) -> float | None:
@@ -41,14 +43,22 @@ def _reward(traj: Trajectory, scored: ScoredTrajectory | None) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any) -> GroupScores:
-    """Score every member and write ``reward`` and ``advantage`` into its metadata."""
+def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any, *,
+                scored: Sequence[ScoredTrajectory | None] | None = None, pending: bool = False) -> GroupScores:
+    """Score every member and write ``reward`` and ``advantage`` into its metadata.
+
+    ``scored`` (one per member) are results the reward service computed; ``pending`` means the
+    job's spec could not be applied yet (the reward service was down): no member gets a reward.
+    """
     out = GroupScores()
-    truth = _truth(ground_truth)
-    for traj in trajs:
-        scored = score_trajectory(traj, spec, truth) if spec is not None else None
-        out.scored.append(scored)
-        out.rewards.append(_reward(traj, scored))
+    truth = truth_of(ground_truth)
+    for i, traj in enumerate(trajs):
+        if scored is not None:
+            one = scored[i]
+        else:
+            one = score_trajectory(traj, spec, truth) if spec is not None and not pending else None
+        out.scored.append(one)
+        out.rewards.append(None if pending else _reward(traj, one))
     present = [i for i, r in enumerate(out.rewards) if r is not None]
     values = [float(v) for v in grpo([out.rewards[i] or 0.0 for i in present])] if present else []
     by_member = {i: v for i, v in zip(present, values, strict=True)}

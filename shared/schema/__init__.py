@@ -1,6 +1,6 @@
 """The shared schema: every service speaks these models."""
 
-from shared.schema.env import AgentStep, AgentTask, AgentTrajectory, StepResult
+from shared.schema.env import AgentStep, AgentTask, AgentTrajectory, StepResult, to_observation_text
 from shared.schema.errors import OpenAIError, OpenAIErrorBody, Problem
 from shared.schema.jobs import JobProgress, JobStatus, Page
 from shared.schema.messages import (
@@ -44,6 +44,7 @@ __all__ = [
     "SamplingParams",
     "StepRecord",
     "StepResult",
+    "to_observation_text",
     "StopReason",
     "TokenData",
     "ToolCall",

@@ -1,0 +1,103 @@
+"""Rollouts on a remote OpenEnv env vs the in-process env: env steps/s and steps per worker CPU-second.
+
+One run, side by side, the same rollout engine and the same instant policy (it answers every turn
+with one ``add`` call at once, so the env path is all that is measured):
+
+- in-process: the counter env built in the worker (``env.name``), stepped on the event loop;
+- remote: the same env hosted by the envs router in its own uvicorn process on loopback
+  (``env.base_url``), one WebSocket session per trajectory (``services.rollout.remote``).
+
+"per worker core" is steps divided by this process's CPU seconds (``time.process_time``), i.e.
+what one rollout-worker core sustains; the env server's own CPU is not counted.
+
+    python bench/remote_env.py [--trajectories 64] [--turns 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.openenv import _start, _wait_healthy  # noqa: E402
+from services.envs.builtin import register_builtins  # noqa: E402
+from services.envs.registry import EnvRegistry  # noqa: E402
+from services.rollout.adapters import EnvExecutor, toolcall_parser  # noqa: E402
+from services.rollout.engine import AsyncRolloutEngine  # noqa: E402
+from services.rollout.limits import RolloutLimits  # noqa: E402
+from services.rollout.ports import PolicyOutput  # noqa: E402
+from services.rollout.remote import RemoteEnv  # noqa: E402
+from services.rollout.schemas import EnvSpec  # noqa: E402
+from shared.schema import SamplingParams, Trajectory  # noqa: E402
+
+_CALL = '<tool_call>{"name": "add", "arguments": {"delta": 1}}</tool_call>'
+
+
+class InstantPolicy:
+    """Answers every turn at once with one ``add`` call (message mode)."""
+
+    async def chat(self, messages: list[dict[str, Any]], **_: Any) -> PolicyOutput:
+        """One tool call, no latency."""
+        return PolicyOutput(text=_CALL, finish_reason="stop")
+
+    async def generate(self, prompt_ids: list[int], **_: Any) -> PolicyOutput:
+        """Not used (message mode)."""
+        raise NotImplementedError
+
+
+async def _run(tools: Any, trajectories: int, turns: int) -> tuple[float, float, int]:
+    engine = AsyncRolloutEngine(InstantPolicy(), tools=tools, mode="messages", sampling_params=SamplingParams(),
+                                limits=RolloutLimits(max_turns=turns + 1, max_total_tokens=None,
+                                                     max_tokens_per_turn=None),
+                                parser=toolcall_parser("hermes"), concurrency=trajectories)
+    prompts = [Trajectory.model_validate({"id": f"p{i}", "messages": [{"role": "user", "content": "count"}]})
+               for i in range(trajectories)]
+    wall, cpu = time.perf_counter(), time.process_time()
+    groups = await asyncio.gather(*(engine.run_group(p, 1) for p in prompts))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    steps = sum(sum(1 for m in g.trajectories[0].messages if m.role == "tool") for g in groups)
+    bad = [t.stop_reason for g in groups for t in g.trajectories if t.stop_reason != "max_turns"]
+    assert not bad, f"unexpected stop reasons {bad[:3]}"
+    return wall, cpu, steps
+
+
+async def main(trajectories: int, turns: int) -> None:
+    registry = register_builtins(EnvRegistry())
+    executors: list[EnvExecutor] = []
+
+    def local(traj: Trajectory) -> EnvExecutor:
+        executors.append(EnvExecutor(registry.get("counter"), traj))
+        return executors[-1]
+
+    proc, base, _ = _start("ours", max_sessions=4 * trajectories, tuned=True)
+    try:
+        _wait_healthy(base)
+        remote = await RemoteEnv.discover(EnvSpec(base_url=base), {})
+        await _run(remote.executor, 4, 2)  # warm-up: imports, first connections
+        rows = {}
+        for name, source in (("in-process env", local), ("remote env (WS, loopback)", remote.executor)):
+            rows[name] = await _run(source, trajectories, turns)
+    finally:
+        proc.terminate()
+        proc.wait()
+    base_wall, base_cpu, _ = rows["in-process env"]
+    print(f"{trajectories} trajectories x {turns} env steps, instant policy, one asyncio worker process")
+    print(f"{'':28s} {'steps':>7s} {'wall s':>8s} {'steps/s':>9s} {'worker cpu s':>13s} {'steps/cpu-s':>12s}")
+    for name, (wall, cpu, steps) in rows.items():
+        print(f"{name:28s} {steps:7d} {wall:8.2f} {steps / wall:9.0f} {cpu:13.2f} {steps / max(cpu, 1e-9):12.0f}")
+    wall, cpu, _ = rows["remote env (WS, loopback)"]
+    print(f"ratio remote/in-process: wall {wall / base_wall:.2f}x, worker CPU per step {cpu / base_cpu:.2f}x")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trajectories", type=int, default=64)
+    parser.add_argument("--turns", type=int, default=20)
+    args = parser.parse_args()
+    asyncio.run(main(args.trajectories, args.turns))
