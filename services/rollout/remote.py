@@ -301,8 +301,13 @@ def _engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
 @contextlib.asynccontextmanager
 async def open_service_link(settings: Settings, maker: async_sessionmaker[AsyncSession], *, key_name: str,
                             db_lock: asyncio.Lock | None = None) -> AsyncIterator[ServiceLink]:
-    """Clients of the other services for the block, authenticated by a key revoked at its end."""
-    async with maker() as session:
+    """Clients of the other services for the block, authenticated by a key revoked at its end.
+
+    ``db_lock`` is the caller's lock over its sessionmaker (which may be one connection: tests,
+    SQLite); the key's writes and every in-process app's key checks take it.
+    """
+    lock = db_lock or asyncio.Lock()
+    async with lock, maker() as session:
         row, key = await create_key(session, key_name, salt=settings.key_salt)
         await session.commit()
         key_id: uuid.UUID = row.id
@@ -313,6 +318,6 @@ async def open_service_link(settings: Settings, maker: async_sessionmaker[AsyncS
     finally:
         await link.aclose()
         await endpoints.aclose()
-        async with maker() as session:
+        async with lock, maker() as session:
             await revoke_key(session, key_id)
             await session.commit()

@@ -168,13 +168,15 @@ class ShardRun:
 
     async def _run_all(self, runner: GroupRunner, groups: list[OpenGroup]) -> list[Any]:
         tasks = {asyncio.create_task(self._one(runner, g)): g for g in groups}
-        watcher = asyncio.create_task(self._watch(list(tasks)))
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(self._watch(list(tasks), stop))
         try:
             return await asyncio.gather(*tasks, return_exceptions=True)
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            # Stopped, never cancelled: a cancel landing inside its database call would leave a
+            # shared connection (tests, SQLite) in a broken transaction.
+            stop.set()
+            await watcher
 
     async def _one(self, engine: GroupRunner, group: OpenGroup) -> bool:
         result = await engine.run_group(_prompt(group), self.spec.group_size)
@@ -240,9 +242,12 @@ class ShardRun:
         if await publish_entry(self.redis, self.job_id, group_entry(group.id, group.task_id, ids)):
             await self._db_call(lambda s: mark_published(s, [group.id]))
 
-    async def _watch(self, tasks: list[asyncio.Task[bool]]) -> None:
-        while True:
-            await asyncio.sleep(self.settings.rollout_poll_s)
+    async def _watch(self, tasks: list[asyncio.Task[bool]], stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.rollout_poll_s)
+            if stop.is_set():
+                return
             job = await self._db_call(lambda s: repo.get_job(s, self.job_id))
             if job.cancel_requested:
                 self.cancelled = True
