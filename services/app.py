@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
 from fastapi import FastAPI
 
+from shared.clients.transport import APPS
 from shared.settings import Settings
 from shared.web import ServiceSpec, create_app
 
-__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "create_all_in_one_app", "service_spec"]
+__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app", "create_all_in_one_app", "service_spec"]
 
 SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
                                    "console")
@@ -33,5 +38,30 @@ def all_task_modules() -> list[str]:
 
 
 def create_all_in_one_app(settings: Settings | None = None) -> FastAPI:
-    """Every service mounted in one app, sharing one database and dispatcher."""
-    return create_app(all_specs(), settings=settings, title="trajforge")
+    """Every service mounted in one app, sharing one database and dispatcher.
+
+    While it runs, the app is the in-process endpoint of every service it mounts
+    (``shared.clients.APPS``), so the service clients of this process reach these
+    very services (their sandbox pool, registered tools and metrics), not copies.
+    """
+    specs = all_specs()
+    app = create_app(specs, settings=settings, title="trajforge")
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: FastAPI) -> AsyncIterator[None]:
+        async with inner(a):
+            for spec in specs:
+                APPS.register(spec.name, a, prefix=spec.prefix)
+            try:
+                yield
+            finally:
+                APPS.unregister(a)
+
+    app.router.lifespan_context = lifespan
+    return app
+
+
+def build_in_process_app(service: str, settings: Settings, engine: Any = None, sessionmaker: Any = None) -> FastAPI:
+    """One service's app for a caller in this process (``shared.clients.Endpoints``), on the caller's database."""
+    return create_app(service_spec(service), settings=settings, engine=engine, sessionmaker=sessionmaker)

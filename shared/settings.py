@@ -98,6 +98,23 @@ class Settings(BaseSettings):
     # and path prefixes served elsewhere (``{"/v1/clean": "http://cleaning:8000/v1/clean"}``).
     console_api_url: str = ""
     console_routes: dict[str, str] = Field(default_factory=dict)
+    # Where each service is reached by the others (``http://host:port``, the service's own root); empty
+    # means in-process: the client calls the service's ASGI app in this process (the embedded default).
+    # docker-compose.yml and ``trajforge up --split`` fill the same table.
+    gateway_url: str = ""
+    inference_url: str = ""
+    cleaning_url: str = ""
+    tools_url: str = ""
+    envs_url: str = ""
+    rollout_url: str = ""
+    reward_url: str = ""
+    # Key a service presents where it is another service's upstream (the gateway calling the
+    # inference service by URL); ``trajforge up --split`` creates one for its processes.
+    service_key: str = Field("", repr=False)
+    # Service-client budgets: per-request timeout, and attempts for calls that are safe to repeat.
+    client_timeout_s: float = Field(60.0, gt=0, le=3600)
+    client_connect_timeout_s: float = Field(5.0, gt=0, le=600)
+    client_attempts: int = Field(3, ge=1, le=20)
     # Secret used to salt API-key hashes; the dev default is refused in prod.
     key_salt: str = "trajforge-dev-salt"
 
@@ -125,6 +142,10 @@ class Settings(BaseSettings):
     def model_cache_path(self) -> Path:
         """Folder holding converted model weights."""
         return self.model_cache_dir or self.home / "models"
+
+    def service_url(self, service: str) -> str:
+        """``TRAJFORGE_<SERVICE>_URL`` of one service; empty means in-process."""
+        return str(getattr(self, f"{service}_url", "") or "")
 
     @property
     def key_file(self) -> Path:

@@ -49,3 +49,34 @@ def test_every_long_running_service_has_a_health_check() -> None:
         if name != "migrate":
             assert "healthcheck" in svc, name
     assert doc["services"]["migrate"]["command"] == ["trajforge", "db", "upgrade"]
+
+
+def test_compose_wires_every_service_by_the_split_url_table() -> None:
+    from shared.topology import CALLS, env_for, url_table
+
+    rendered = yaml.safe_load(_config().stdout)["services"]
+    table = url_table("compose")
+    for name, calls in CALLS.items():
+        env = rendered[name].get("environment") or {}
+        given = {k: v for k, v in env.items()
+                 if k.startswith("TRAJFORGE_") and k.endswith("_URL") and k[10:-4].lower() in table}
+        assert given == env_for(name, table), name  # exactly the services it calls, at the table's URLs
+        assert all(table[c].startswith(f"http://{c}:") for c in calls)
+    for name, port in (("inference", "8001"), ("envs", "8004")):
+        assert str(rendered[name]["ports"][0]["published"]) == port
+    assert [str(v).split(":")[0] if isinstance(v, str) else v["source"] for v in rendered["inference"]["volumes"]] == [
+        "model-cache"]
+    assert "seccomp=unconfined" in rendered["envs"]["security_opt"]
+
+
+def test_up_split_uses_the_same_table_on_loopback_ports() -> None:
+    from shared.topology import PORT_OFFSETS, SplitStack, url_table
+
+    stack = SplitStack(base_port=9100)
+    assert stack.table == url_table("loopback", base_port=9100)
+    assert {n: int(u.rsplit(":", 1)[1]) - 9100 for n, u in stack.table.items()} == PORT_OFFSETS
+    compose = yaml.safe_load(_config().stdout)["services"]
+    for name, offset in PORT_OFFSETS.items():  # compose publishes each service on 8000 + the same offset
+        assert str(compose[name]["ports"][0]["published"]) == str(8000 + offset), name
+    env = stack._env("rollout")
+    assert env["TRAJFORGE_ENVS_URL"] == "http://127.0.0.1:9104" and "TRAJFORGE_INFERENCE_URL" not in env

@@ -31,8 +31,13 @@ def _check_migrated_or_exit() -> None:
         raise typer.Exit(2) from None
 
 
-def up(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run every service in one process (embedded default: SQLite, in-process work)."""
+def up(host: str = "127.0.0.1", port: int = 8000,
+       split: bool = typer.Option(False, "--split", help="Every service its own process on loopback."),
+       base_port: int = typer.Option(8000, help="With --split: first port (gateway; the rest follow).")) -> None:
+    """Run every service in one process (embedded default: SQLite, in-process work), or split."""
+    if split:
+        _up_split(host, base_port)
+        return
     import uvicorn
 
     from services.app import create_all_in_one_app
@@ -46,6 +51,57 @@ def up(host: str = "127.0.0.1", port: int = 8000) -> None:
     typer.echo(f"database: {settings.effective_database_url.split('@')[-1]}  queue: "
                f"{'celery/redis' if settings.redis_url else 'in-process'}", err=True)
     uvicorn.run(create_all_in_one_app(settings), host=host, port=port, log_config=None)
+
+
+def _up_split(host: str, base_port: int) -> None:
+    """The compose stack without containers: one process per service, wired by the URL table."""
+    import signal
+    import time
+
+    from shared.bootstrap import prepare_embedded
+    from shared.topology import SplitStack
+
+    settings = get_settings()
+    _, path, _ = prepare_embedded(settings)
+    _check_migrated_or_exit()
+    extra = {"TRAJFORGE_SERVICE_KEY": settings.service_key or asyncio.run(_service_key())}
+    stack = SplitStack(host=host, base_port=base_port, extra_env=extra, worker=bool(settings.redis_url))
+    signal.signal(signal.SIGTERM, _interrupt)
+    stack.start()
+    for name, url in stack.table.items():
+        typer.echo(f"{name:10s} {url}", err=True)
+    typer.echo(f"worker: {'celery' if settings.redis_url else 'none (work runs in each service process)'}; "
+               f"API key in {path}", err=True)
+    try:
+        while not stack.dead():
+            time.sleep(0.5)
+        typer.echo(f"error: {', '.join(stack.dead())} exited; stopping the stack", err=True)
+        raise typer.Exit(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()
+
+
+def _interrupt(*_: object) -> None:
+    """SIGTERM stops the split stack the way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+async def _service_key() -> str:
+    """A key for the split stack's own service-to-service upstream calls."""
+    from shared.auth import create_key
+    from shared.db.session import create_engine_for, make_sessionmaker
+
+    settings = get_settings()
+    engine = create_engine_for(settings)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            _, key = await create_key(session, "split-services", salt=settings.key_salt)
+            await session.commit()
+            return key
+    finally:
+        await engine.dispose()
 
 
 def serve(service: str, host: str = "127.0.0.1", port: int = 8000) -> None:

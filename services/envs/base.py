@@ -13,24 +13,9 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self
 
-from shared.schema import StepResult
+from shared.schema import StepResult, to_observation_text
 
 __all__ = ["Env", "EnvTool", "to_observation_text"]
-
-
-def to_observation_text(observation: Any) -> str:
-    """Render an observation as the text a model sees (never the reward)."""
-    if observation is None:
-        return ""
-    if isinstance(observation, str):
-        return observation
-    if isinstance(observation, dict):
-        for key in ("text", "result", "output", "content", "message"):
-            if isinstance(observation.get(key), str):
-                return str(observation[key])
-    import orjson
-
-    return orjson.dumps(observation, default=str).decode()
 
 
 class Env(ABC):

@@ -24,7 +24,7 @@ from services.envs.errors import (
     EnvTimeout,
     SessionCapacityReached,
 )
-from services.envs.openenv_local import LocalBackend
+from services.envs.openenv_local import LocalBackend, load_class
 from services.envs.wire import parse_result
 from shared.errors import InvalidInput
 from shared.schema import StepResult
@@ -139,8 +139,36 @@ class _Channel:
         return dict(data)
 
 
+_CLIENT_OPTIONS = {"connect_timeout_s", "message_timeout_s", "ping_interval_s", "max_reconnects", "api_key"}
+
+
+def _client_options(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``env_kwargs`` of the remote form: options of this client (unknown keys are refused, not dropped)."""
+    unknown = sorted(set(env_kwargs) - _CLIENT_OPTIONS)
+    if unknown:
+        raise InvalidInput(f"env_kwargs {unknown} are not options of the remote OpenEnv client; it takes "
+                           f"{', '.join(sorted(_CLIENT_OPTIONS))} (the server builds its env itself)",
+                           param="env_kwargs")
+    return dict(env_kwargs)
+
+
+def _action_class(env_cls: str | type) -> type:
+    """The remote form's ``env_cls``: a pydantic action model every step is validated against."""
+    cls = load_class(env_cls) if isinstance(env_cls, str) else env_cls
+    if not (isinstance(cls, type) and hasattr(cls, "model_validate") and hasattr(cls, "model_dump")):
+        raise InvalidInput(f"env_cls {env_cls!r} of a remote OpenEnv must be a pydantic action model "
+                           "(its fields are the server's action)", param="env_cls")
+    return cls
+
+
 class OpenEnv(Env):
-    """An OpenEnv env as a seed Env: remote over WebSocket (``base_url``) or in-process (``env_cls``)."""
+    """An OpenEnv env as a seed Env: remote over WebSocket (``base_url``) or in-process (``env_cls``).
+
+    Remote form: ``env_kwargs`` configure this client (``message_timeout_s``, ``connect_timeout_s``,
+    ``ping_interval_s``, ``max_reconnects``, ``api_key``) and ``env_cls`` (a pydantic action model,
+    or its dotted path) types the actions: each step is validated against it before it is sent.
+    In-process form: ``env_cls(**env_kwargs)`` is the env itself.
+    """
 
     def __init__(
         self,
@@ -168,6 +196,17 @@ class OpenEnv(Env):
             if base_url is None and env_cls
             else None
         )
+        if base_url is not None:
+            # Remote form (the seed's): env_kwargs configure this client, env_cls types its actions.
+            options = _client_options(env_kwargs or {})
+            api_key = options.pop("api_key", api_key)
+            connect_timeout_s = options.get("connect_timeout_s", connect_timeout_s)
+            message_timeout_s = options.get("message_timeout_s", message_timeout_s)
+            ping_interval_s = options.get("ping_interval_s", ping_interval_s)
+            max_reconnects = int(options.get("max_reconnects", max_reconnects))
+            self.action_cls: Any = _action_class(env_cls) if env_cls is not None else action_cls
+        else:
+            self.action_cls = action_cls
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.channel = _Channel(
             ws_url(base_url or "local"),
@@ -202,6 +241,12 @@ class OpenEnv(Env):
         action = self.action_mapper(tool_name, args) if self.action_mapper else args
         if self._local is not None:
             return self._local.step(tool_name, action)
+        if self.action_cls is not None:  # a typed action: checked here, sent as the fields it dumps
+            try:
+                action = self.action_cls.model_validate(action).model_dump(mode="json", exclude_none=True)
+            except ValueError as exc:
+                raise InvalidInput(f"action does not fit {self.action_cls.__name__}: {exc}",
+                                   param="arguments") from None
         return parse_result(
             self.channel.request({"type": "step", "data": action}, expect="observation")
         )

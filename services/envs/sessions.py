@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from services.envs.base import Env
+from services.envs.metrics import ENV_RESETS, ENV_STEPS
 from services.envs.wire import ResetData, ToolValidators, action_to_call
 
 __all__ = ["EnvSession", "SessionTable"]
@@ -48,6 +49,7 @@ class EnvSession:
         result = await self._call(lambda: self.env.reset(trajectory, seed=params.seed))
         self.episode_id = params.episode_id or uuid.uuid4().hex
         self.step_count = 0
+        ENV_RESETS.labels(env=self.name, kind=self.kind).inc()
         return result
 
     async def step(self, data: dict[str, Any]) -> Any:
@@ -56,6 +58,7 @@ class EnvSession:
         self.validators.check(tool_name, arguments)
         result = await self._call(lambda: self.env.step(tool_name, arguments))
         self.step_count += 1
+        ENV_STEPS.labels(env=self.name, kind=self.kind).inc()
         return result
 
     def state(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The gateway service: app factory and its ServiceSpec for the all-in-one app.
 
 At startup the gateway reads its upstreams from ``TRAJFORGE_GATEWAY_CONFIG``;
-when that is empty (the embedded default) its one upstream is the local engine
+without one, ``TRAJFORGE_INFERENCE_URL`` (split deployments) makes the inference
+service its one upstream; when both are empty (the embedded default) its one upstream is the local engine
 of this process, reached in memory (``inproc://inference``) and loaded on the
 first call, so ``trajforge up`` alone serves an OpenAI-compatible endpoint.
 Trace records go to the database through a batching ``DbTraceSink``.
@@ -44,6 +45,10 @@ def _holder_of(app: FastAPI) -> EngineHolder:
 def _config(app: FastAPI, settings: Settings) -> GatewayConfig:
     if settings.gateway_config:
         return load_gateway_config(settings.gateway_config)
+    if settings.inference_url:  # split: the inference service is the upstream, no model in this process
+        return GatewayConfig(upstreams=[UpstreamSpec(
+            model=_holder_of(app).served_name, url=settings.inference_url.rstrip("/"), name="inference",
+            api_key=settings.service_key or None)])
     try:
         return embedded_config(_holder_of(app).served_name)
     except ModelLoadError as exc:

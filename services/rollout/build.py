@@ -19,7 +19,6 @@ from services.rollout.adapters import (
     POLICY_FACTORIES,
     BackendPolicy,
     EnvExecutor,
-    ToolManagerExecutor,
     local_token_bridge,
     toolcall_parser,
 )
@@ -28,11 +27,8 @@ from services.rollout.engine import AsyncRolloutEngine, ToolsSource
 from services.rollout.errors import ProcessorLoadError
 from services.rollout.ports import Policy, ToolExecutor
 from services.rollout.processors import ProcessorSpec, load_processor
-from services.rollout.sandbox import sandbox_tools
+from services.rollout.remote import RemoteEnv, ServiceLink, ToolsServiceExecutor
 from services.rollout.schemas import RolloutRunSpec
-from services.tools.calculator import CalculatorTool
-from services.tools.manager import ToolManager
-from services.tools.sandbox_pool import SandboxPool
 from shared.errors import TrajforgeError, ValidationFailed
 from shared.plugins import check_allowed
 from shared.schema import Trajectory
@@ -46,6 +42,7 @@ __all__ = [
     "check_processor_module",
     "check_spec",
     "env_registry",
+    "needs_services",
     "reward_spec_of",
 ]
 
@@ -74,7 +71,7 @@ def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = ()) -
         known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
         raise ValidationFailed(f"unknown policy backend {backend!r}; known: {', '.join(known)}",
                                param="policy.backend.name")
-    if spec.env is not None and spec.env.name not in env_registry():
+    if spec.env is not None and spec.env.name is not None and spec.env.name not in env_registry():
         raise ValidationFailed(f"unknown env {spec.env.name!r}; known: {', '.join(env_registry().names())}",
                                param="env.name")
     if spec.tool_parser != "auto" and spec.tool_parser not in family_names():
@@ -117,17 +114,18 @@ class RolloutRuntime:
 
     engine: AsyncRolloutEngine | None = None
     executors: list[Any] = field(default_factory=list)
-    pool: SandboxPool | None = None
 
     async def aclose(self) -> None:
-        """Close every env opened for a trajectory and the shard's sandbox pool."""
+        """Close every env opened for a trajectory (remote sessions close as their episode ends)."""
         for ex in self.executors:
             if isinstance(ex, EnvExecutor):
                 ex.close()
         self.executors.clear()
-        if self.pool is not None:
-            await self.pool.close()
-            self.pool = None
+
+
+def needs_services(spec: RolloutRunSpec) -> bool:
+    """True when the shard calls other services (tools or reward service, a remote env)."""
+    return bool(spec.tools) or spec.reward is not None or (spec.env is not None and spec.env.base_url is not None)
 
 
 async def _policy(spec: RolloutRunSpec) -> tuple[Policy, TokenBridge | None]:
@@ -144,12 +142,17 @@ async def _policy(spec: RolloutRunSpec) -> tuple[Policy, TokenBridge | None]:
     return BackendPolicy(backend_registry().create(name, model=model, **config), model=model), None
 
 
-async def _tools(spec: RolloutRunSpec, settings: Settings, runtime: RolloutRuntime) -> ToolsSource:
+async def _tools(spec: RolloutRunSpec, runtime: RolloutRuntime, link: ServiceLink | None) -> ToolsSource:
+    if spec.env is not None and spec.env.base_url is not None:
+        assert link is not None, "a remote env needs the shard's service link"
+        remote = await RemoteEnv.discover(spec.env, link.env_headers(spec.env.base_url))
+        return remote.executor
     if spec.env is not None:
         env_spec = spec.env
+        assert env_spec.name is not None
 
         def per_trajectory(traj: Trajectory) -> ToolExecutor:
-            env = env_registry().get(env_spec.name, **env_spec.kwargs)
+            env = env_registry().get(str(env_spec.name), **env_spec.kwargs)
             ex = EnvExecutor(env, traj, reset_with=traj.metadata.get("env_task"),
                               seed=traj.metadata.get("env_seed"))
             runtime.executors.append(ex)
@@ -157,19 +160,21 @@ async def _tools(spec: RolloutRunSpec, settings: Settings, runtime: RolloutRunti
 
         return per_trajectory
     if spec.tools:
-        tools, runtime.pool = await sandbox_tools([n for n in spec.tools if n != "calculator"], settings)
-        if "calculator" in spec.tools:
-            tools.insert(0, CalculatorTool())
-        return ToolManagerExecutor(ToolManager(tools))
+        assert link is not None, "tools run in the tools service: the shard needs its service link"
+        client = await link.tools()
+        async with link.guard(client):
+            return await ToolsServiceExecutor.discover(client, list(spec.tools), timeout_s=spec.limits.tool_timeout_s,
+                                                       guard=link.guard)
     return None
 
 
-async def build_runtime(spec: RolloutRunSpec, settings: Settings) -> RolloutRuntime:
+async def build_runtime(spec: RolloutRunSpec, settings: Settings, link: ServiceLink | None = None
+                        ) -> RolloutRuntime:
     """The engine one shard runs with (the local model loads here on first use)."""
     policy, bridge = await _policy(spec)
     mode = spec.mode if bridge is not None else "messages"
     runtime = RolloutRuntime()
-    tools = await _tools(spec, settings, runtime)
+    tools = await _tools(spec, runtime, link)
     runtime.engine = AsyncRolloutEngine(
         policy, tools=tools, mode=mode, bridge=bridge, sampling_params=spec.sampling,
         limits=spec.limits, parser=toolcall_parser(spec.tool_parser),

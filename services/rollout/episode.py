@@ -84,6 +84,9 @@ class Episode:
         error: BaseException | None = None
         try:
             async with asyncio.timeout(self.ctx.limits.timeout_s):
+                start = getattr(self.tools, "astart", None)
+                if start is not None:  # an executor holding a per-trajectory session opens it here
+                    await start()
                 await self._loop()
         except _Ended as end:
             reason, truncated = end.reason, end.truncated
@@ -91,6 +94,7 @@ class Episode:
             reason, truncated = "timeout", True
         except asyncio.CancelledError:
             self._finish("cancelled", True, None)
+            await self._close_tools()
             raise
         except TrajforgeError as exc:
             reason, truncated, error = _stop_reason_for(exc), True, exc
@@ -98,7 +102,16 @@ class Episode:
             _log.exception("unexpected error in trajectory %s", self.trajectory.id)
             reason, truncated, error = "api_error", True, exc
         self._finish(reason, truncated, error)
+        await self._close_tools()
         return self.trajectory
+
+    async def _close_tools(self) -> None:
+        """End the executor's per-trajectory session, if it has one (bounded, never raises)."""
+        close = getattr(self.tools, "aclose", None)
+        if close is None:
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.shield(asyncio.wait_for(close(), 5.0))
 
     async def _loop(self) -> None:
         limits = self.ctx.limits
@@ -115,6 +128,9 @@ class Episode:
             if self.turns >= limits.max_turns:
                 raise _Ended("max_turns", True)
             await self._apply_tools(calls, out, step)
+            fatal = getattr(self.tools, "fatal_error", None)
+            if fatal is not None:  # the executor lost its session (see services.rollout.remote)
+                raise fatal
             if getattr(self.tools, "episode_done", False):  # the env ended the episode (see ToolExecutor)
                 raise _Ended("stop", False)
             if limits.max_total_tokens and self.transcript.total_tokens() >= limits.max_total_tokens:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from services.rollout import service
@@ -18,9 +18,12 @@ router = APIRouter(tags=["rollout"])
 
 
 @router.post("/v1/rollouts", status_code=202, response_model=RolloutJobRead)
-async def create_rollout(body: RolloutJobCreate, session: SessionDep, dispatcher: DispatcherDep,
-                         settings: SettingsDep) -> RolloutJobRead:
+async def create_rollout(body: RolloutJobCreate, request: Request, session: SessionDep, dispatcher: DispatcherDep,
+                         settings: SettingsDep, state: StateDep) -> RolloutJobRead:
     """Start a rollout job: one group of ``group_size`` trajectories per task."""
+    # The caller's own key asks the tools service whether it offers the job's tools.
+    auth = request.headers.get("authorization", "")
+    await service.check_services(body, state, api_key=auth[7:].strip() if auth[:7].lower() == "bearer " else None)
     return await service.create_job(session, dispatcher, body, processor_modules=settings.rollout_processor_modules)
 
 

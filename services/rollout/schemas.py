@@ -8,6 +8,7 @@ job that starts can always finish.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from shared.schema.budgets import RolloutLimits
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "ActionSpec",
     "BackendSpec",
     "EnvSpec",
     "JobStatus",
@@ -32,6 +34,7 @@ __all__ = [
 
 #: Tools of the tools service a job may name.
 BUILTIN_TOOLS = ("python", "bash", "calculator", "memory_search")
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 JobStatus = Literal["pending", "running", "succeeded", "failed", "cancelled"]
 
 
@@ -64,13 +67,47 @@ class PolicySpec(BaseModel):
     backend: BackendSpec | None = None
 
 
-class EnvSpec(BaseModel):
-    """An environment from the envs registry; its tools are exposed per trajectory."""
+class ActionSpec(BaseModel):
+    """For an OpenEnv server whose actions are not tool calls: the one tool the policy is shown.
+
+    The tool's arguments become the action sent to the server (under ``field`` when given,
+    else as the action itself). ``parameters`` defaults to the server's ``/schema`` action schema.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str
+    tool_name: str = Field("act", min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+    description: str = Field("Take one action in the environment.", max_length=4000)
+    parameters: dict[str, Any] | None = None
+    field: str | None = Field(None, min_length=1, max_length=200)
+
+
+class EnvSpec(BaseModel):
+    """An environment: one of the built-in registry by ``name``, or any OpenEnv server at ``base_url``.
+
+    With ``base_url`` (``http://host/envs/{name}``, its capability URL, or another OpenEnv
+    implementation) each trajectory opens one WebSocket session there, closed when it ends. The
+    tools shown are the server's own (``/schema`` ``tools``) or, for a server without tools or when
+    ``action`` is given, one tool whose parameters are the server's action schema. ``kwargs`` go
+    with every reset of a remote env (a server builds its env itself).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1)
+    base_url: str | None = Field(None, pattern=r"^(https?|wss?)://[^\s/]+(/\S*)?$", max_length=2000)
     kwargs: dict[str, Any] = Field(default_factory=dict)
+    action: ActionSpec | None = None
+    #: Seconds one step may take on a remote env before its session is discarded (never desynced).
+    message_timeout_s: float = Field(60.0, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EnvSpec:
+        if (self.name is None) == (self.base_url is None):
+            raise ValueError("give env.name (a built-in env) or env.base_url (an OpenEnv server), exactly one")
+        if self.action is not None and self.base_url is None:
+            raise ValueError("env.action maps tool calls onto a remote server's actions: give env.base_url")
+        return self
 
 
 class RolloutRunSpec(BaseModel):
@@ -97,10 +134,14 @@ class RolloutRunSpec(BaseModel):
 
     @field_validator("tools")
     @classmethod
-    def _known_tools(cls, tools: list[str] | None) -> list[str] | None:
-        unknown = sorted(set(tools or []) - set(BUILTIN_TOOLS))
-        if unknown:
-            raise ValueError(f"unknown tools {unknown}; built-in tools: {', '.join(BUILTIN_TOOLS)}")
+    def _tool_names(cls, tools: list[str] | None) -> list[str] | None:
+        # Tools are the tools service's (built-ins and registered HTTP tools): names are checked
+        # against its listing when a shard starts; here only their form.
+        bad = [t for t in tools or [] if not _TOOL_NAME.fullmatch(t)]
+        if bad:
+            raise ValueError(f"invalid tool names {bad}; built-in tools: {', '.join(BUILTIN_TOOLS)}")
+        if tools is not None and len(set(tools)) != len(tools):
+            raise ValueError("tool names must be unique")
         return tools
 
     def _processor_alone(self) -> None:

@@ -16,6 +16,7 @@ no reward has every step masked. The advantages land in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from services.reward.spec import RewardSpec
 from shared.advantages import group_advantages, step_advantages
 from shared.schema import Trajectory
 
-__all__ = ["GroupScores", "score_group", "step_rewards_of"]
+__all__ = ["GroupScores", "score_group", "step_rewards_of", "truth_of"]
 
 
 @dataclass
@@ -36,10 +37,11 @@ class GroupScores:
     advantages: list[float | None] = field(default_factory=list)
 
 
-def _truth(ground_truth: Any) -> dict[str, Any] | None:
+def truth_of(ground_truth: Any) -> dict[str, Any] | None:
+    """A task's ground truth as the reward spec reads it (a bare value is the expected answer)."""
     if ground_truth is None or isinstance(ground_truth, dict):
         return ground_truth
-    return {"answer": ground_truth}  # a bare value is the expected answer
+    return {"answer": ground_truth}
 
 
 def _reward(traj: Trajectory, scored: ScoredTrajectory | None) -> float | None:
@@ -60,14 +62,22 @@ def step_rewards_of(traj: Trajectory, reward: float | None, *, spec_total: bool)
 
 
 def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any, *,
-                estimator: Literal["grpo", "grpo_per_step"] = "grpo") -> GroupScores:
-    """Score every member and write ``reward`` and ``advantage`` (and per-step advantages) into its metadata."""
+                estimator: Literal["grpo", "grpo_per_step"] = "grpo",
+                scored: Sequence[ScoredTrajectory | None] | None = None, pending: bool = False) -> GroupScores:
+    """Score every member and write ``reward`` and ``advantage`` (and per-step advantages) into its metadata.
+
+    ``scored`` (one per member) are results the reward service computed; ``pending`` means the
+    job's spec could not be applied yet (the reward service was down): no member gets a reward.
+    """
     out = GroupScores()
-    truth = _truth(ground_truth)
-    for traj in trajs:
-        scored = score_trajectory(traj, spec, truth) if spec is not None else None
-        out.scored.append(scored)
-        out.rewards.append(_reward(traj, scored))
+    truth = truth_of(ground_truth)
+    for i, traj in enumerate(trajs):
+        if scored is not None:
+            one = scored[i]
+        else:
+            one = score_trajectory(traj, spec, truth) if spec is not None and not pending else None
+        out.scored.append(one)
+        out.rewards.append(None if pending else _reward(traj, one))
     group = group_advantages(out.rewards)
     out.advantages = [a if r is not None else None for a, r in zip(group.advantages, out.rewards, strict=True)]
     for traj, reward, adv in zip(trajs, out.rewards, out.advantages, strict=True):

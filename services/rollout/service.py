@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from services.rollout import repository as repo
 from services.rollout.build import check_spec
 from services.rollout.publish import publish_unpublished
+from services.rollout.remote import ToolsServiceExecutor
 from services.rollout.schemas import (
     RolloutJobCreate,
     RolloutJobRead,
@@ -25,13 +26,16 @@ from services.rollout.schemas import (
     TrajectoryPage,
 )
 from services.rollout.shard import OpenGroup, ShardRun, settle_job
+from shared.clients import Endpoints, ToolsClient
 from shared.db.models import RolloutJobRow, TrajectoryRow
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.settings import Settings
+from shared.web import AppState
 
 __all__ = [
     "RUN_SHARD_TASK",
     "cancel_job",
+    "check_services",
     "create_job",
     "fail_shard",
     "job_events",
@@ -51,6 +55,18 @@ def job_read(job: RolloutJobRow) -> RolloutJobRead:
     return RolloutJobRead(id=str(job.id), status=job.status, total_groups=job.total_groups,  # type: ignore[arg-type]
                           done_groups=job.done_groups, counts=dict(job.counts or {}), progress=progress,
                           cancel_requested=job.cancel_requested, error=job.error, created_at=job.created_at)
+
+
+async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str | None) -> None:
+    """Refuse tools the tools service does not offer (422 naming them), asking the service itself."""
+    if not spec.tools:
+        return
+    async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
+        tools = await ToolsClient.open(endpoints, api_key=api_key)
+        try:
+            await ToolsServiceExecutor.discover(tools, list(spec.tools), timeout_s=None)
+        finally:
+            await tools.aclose()
 
 
 async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate,

@@ -24,15 +24,17 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.reward import repository as reward_repo
+from services.reward.service import ScoredTrajectory
 from services.rollout import repository as repo
-from services.rollout.build import build_runtime, reward_spec_of
+from services.rollout.build import build_runtime, needs_services, reward_spec_of
 from services.rollout.engine import GroupResult
 from services.rollout.processor_run import open_processor_groups
 from services.rollout.publish import group_entry, mark_published, publish_entry, stream_key
+from services.rollout.remote import ServiceLink, open_service_link
 from services.rollout.schemas import RolloutRunSpec
-from services.rollout.scoring import GroupScores, score_group
+from services.rollout.scoring import GroupScores, score_group, truth_of
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow
-from shared.errors import TrajforgeError
+from shared.errors import ServiceUnavailable, TrajforgeError, UpstreamError
 from shared.schema import Trajectory
 from shared.settings import Settings
 
@@ -101,6 +103,8 @@ def _counts(old: dict[str, Any], trajs: list[Trajectory]) -> dict[str, int]:
         counts[key] = counts.get(key, 0) + 1
         counts["trajectories"] = counts.get("trajectories", 0) + 1
         counts["failed"] = counts.get("failed", 0) + int(t.stop_reason in _FAILED_STOPS)
+        if t.metadata.get("reward_status") == "pending":  # stored unscored: a re-score fills it
+            counts["unscored"] = counts.get("unscored", 0) + 1
     counts.setdefault("failed", 0)
     return counts
 
@@ -122,6 +126,8 @@ class ShardRun:
         self._db = asyncio.Lock()
         self.stored = 0
         self.cancelled = False
+        #: Clients of the services this shard calls (tools, envs, reward), while it runs.
+        self.link: ServiceLink | None = None
 
     async def _db_call(self, fn: Callable[[AsyncSession], Awaitable[_T]]) -> _T:
         async with self._db, self.maker() as session:
@@ -131,43 +137,85 @@ class ShardRun:
 
     async def run(self, groups: list[OpenGroup]) -> dict[str, Any]:
         """Run the groups; returns what happened (stored, cancelled, failed)."""
+        if needs_services(self.spec):
+            async with open_service_link(self.settings, self.maker, key_name=f"rollout-shard-{self.job_id}",
+                                         db_lock=self._db) as link:
+                self.link = link
+                try:
+                    outcomes = await self._run_with(groups)
+                finally:
+                    self.link = None
+        else:
+            outcomes = await self._run_with(groups)
+        await self._close_unstored(groups, outcomes)
+        return {"stored": self.stored, "cancelled": self.cancelled, "groups": len(groups)}
+
+    async def _run_with(self, groups: list[OpenGroup]) -> list[Any]:
         if self.spec.processor is not None:
             async with open_processor_groups(
                     self.spec.processor, self.settings, self.maker, job_id=self.job_id,
                     model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}",
                     sampling=self.spec.sampling, limits=self.spec.limits) as runner:
-                outcomes = await self._run_all(runner, groups)
-        else:
-            runtime = await build_runtime(self.spec, self.settings)
-            try:
-                assert runtime.engine is not None
-                outcomes = await self._run_all(runtime.engine, groups)
-            finally:
-                await runtime.aclose()
-        await self._close_unstored(groups, outcomes)
-        return {"stored": self.stored, "cancelled": self.cancelled, "groups": len(groups)}
+                return await self._run_all(runner, groups)
+        return await self._run_engine(groups, self.link)
+
+    async def _run_engine(self, groups: list[OpenGroup], link: ServiceLink | None) -> list[Any]:
+        runtime = await build_runtime(self.spec, self.settings, link)
+        try:
+            assert runtime.engine is not None
+            return await self._run_all(runtime.engine, groups)
+        finally:
+            await runtime.aclose()
 
     async def _run_all(self, runner: GroupRunner, groups: list[OpenGroup]) -> list[Any]:
         tasks = {asyncio.create_task(self._one(runner, g)): g for g in groups}
-        watcher = asyncio.create_task(self._watch(list(tasks)))
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(self._watch(list(tasks), stop))
         try:
             return await asyncio.gather(*tasks, return_exceptions=True)
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            # Stopped, never cancelled: a cancel landing inside its database call would leave a
+            # shared connection (tests, SQLite) in a broken transaction.
+            stop.set()
+            await watcher
 
     async def _one(self, engine: GroupRunner, group: OpenGroup) -> bool:
         result = await engine.run_group(_prompt(group), self.spec.group_size)
         for traj in result.trajectories:
             traj.group_id = str(group.id)
-        scores = score_group(result.trajectories, self.reward_spec, group.task.get("ground_truth"),
-                             estimator=self.spec.advantage_estimator)
+        scores = await self._score(result.trajectories, group.task.get("ground_truth"))
         stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
         if stored:
             self.stored += 1
             await self._publish(group, result)
         return stored
+
+    async def _score(self, trajs: list[Trajectory], ground_truth: Any) -> GroupScores:
+        """Rewards from the reward service (REST); when it cannot answer, the members stay unscored.
+
+        Unscored members carry ``reward_status: pending`` and get no reward rows; re-scoring the job
+        (``POST /v1/rollouts/{job_id}/rescore``) fills them later without re-running the rollouts.
+        """
+        if self.reward_spec is None or self.link is None:
+            return score_group(trajs, None, ground_truth, estimator=self.spec.advantage_estimator)
+        truth = truth_of(ground_truth)
+        try:
+            client = await self.link.reward()
+            async with self.link.guard(client):
+                results = await client.score(trajs, self.reward_spec.model_dump(mode="json"),
+                                             ground_truths=[truth] * len(trajs))
+        except (UpstreamError, ServiceUnavailable) as exc:
+            _log.warning("reward service unavailable for job %s: %s; trajectories stay unscored",
+                         self.job_id, exc)
+            for traj in trajs:
+                traj.metadata.update(reward_status="pending", reward_error=exc.message)
+            return score_group(trajs, self.reward_spec, ground_truth, pending=True,
+                               estimator=self.spec.advantage_estimator)
+        scored = [ScoredTrajectory.model_validate(r.model_dump()) for r in results]
+        for traj in trajs:
+            traj.metadata["reward_status"] = "scored"
+        return score_group(trajs, self.reward_spec, ground_truth, scored=scored,
+                           estimator=self.spec.advantage_estimator)
 
     async def _store(self, session: AsyncSession, group: OpenGroup, result: GroupResult, scores: GroupScores,
                      mode: str) -> bool:
@@ -197,9 +245,12 @@ class ShardRun:
         if await publish_entry(self.redis, self.job_id, group_entry(group.id, group.task_id, ids)):
             await self._db_call(lambda s: mark_published(s, [group.id]))
 
-    async def _watch(self, tasks: list[asyncio.Task[bool]]) -> None:
-        while True:
-            await asyncio.sleep(self.settings.rollout_poll_s)
+    async def _watch(self, tasks: list[asyncio.Task[bool]], stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.rollout_poll_s)
+            if stop.is_set():
+                return
             job = await self._db_call(lambda s: repo.get_job(s, self.job_id))
             if job.cancel_requested:
                 self.cancelled = True

@@ -1,6 +1,6 @@
 """The shared schema: every service speaks these models."""
 
-from shared.schema.env import Action, AgentStep, AgentTask, AgentTrajectory, Step, StepResult
+from shared.schema.env import Action, AgentStep, AgentTask, AgentTrajectory, Step, StepResult, to_observation_text
 from shared.schema.errors import OpenAIError, OpenAIErrorBody, Problem
 from shared.schema.jobs import JobProgress, JobStatus, Page
 from shared.schema.messages import (
@@ -46,6 +46,7 @@ __all__ = [
     "Step",
     "StepRecord",
     "StepResult",
+    "to_observation_text",
     "StopReason",
     "TokenData",
     "ToolCall",

@@ -15,7 +15,26 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["Action", "AgentStep", "AgentTask", "AgentTrajectory", "Step", "StepResult"]
+__all__ = ["Action", "AgentStep", "AgentTask", "AgentTrajectory", "Step", "StepResult", "to_observation_text"]
+
+
+def to_observation_text(observation: Any) -> str:
+    """Render an observation as the text a model sees (never the reward).
+
+    A string is itself; an object gives its first text field (``text``, ``result``,
+    ``output``, ``content``, ``message``), else its JSON.
+    """
+    if observation is None:
+        return ""
+    if isinstance(observation, str):
+        return observation
+    if isinstance(observation, dict):
+        for key in ("text", "result", "output", "content", "message"):
+            if isinstance(observation.get(key), str):
+                return str(observation[key])
+    import orjson
+
+    return orjson.dumps(observation, default=str).decode()
 
 
 class StepResult(BaseModel):

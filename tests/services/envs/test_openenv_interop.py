@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel, ConfigDict
 from websockets.sync.client import connect
 
 from services.envs.base import EnvTool
@@ -23,6 +24,7 @@ from services.envs.errors import SessionCapacityReached
 from services.envs.openenv_client import OpenEnv
 from services.envs.openenv_server import OpenEnvServer
 from services.envs.registry import EnvRegistry
+from shared.errors import InvalidInput
 from tests.conftest import free_port
 from tests.services.envs.conftest import serve
 
@@ -113,6 +115,30 @@ def test_our_client_drives_the_reference_server(reference_server: str) -> None:
     assert add.last_result.observation["value"] == 9
     assert env.state()["value"] == 9
     env.close()
+
+
+class _Delta(BaseModel):
+    """The reference counter's action, typed on our side."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    delta: int
+
+
+def test_the_seed_remote_form_uses_env_cls_and_env_kwargs(reference_server: str) -> None:
+    env = OpenEnv(base_url=reference_server, env_cls=_Delta, env_kwargs={"message_timeout_s": 7.5},
+                  tool_schema=CounterEnv().tools()[:1])
+    assert env.channel.message_timeout_s == 7.5  # env_kwargs configure the client
+    env.reset()
+    assert env.step("add", {"delta": 2}).observation == {"value": 2, "text": "ok"}
+    with pytest.raises(InvalidInput, match="_Delta"):  # typed before anything is sent
+        env.step("add", {"delta": "two", "extra": 1})
+    assert env.step("add", {"delta": 1}).observation["value"] == 3  # the session is still in step
+    env.close()
+    with pytest.raises(InvalidInput, match="env_kwargs"):
+        OpenEnv(base_url=reference_server, env_kwargs={"start": 2})
+    with pytest.raises(InvalidInput, match="env_cls"):
+        OpenEnv(base_url=reference_server, env_cls="services.envs.counter_env:CounterEnv")
 
 
 def test_our_client_reads_reference_capacity_refusal(reference_server: str) -> None:

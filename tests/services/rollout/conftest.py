@@ -47,3 +47,19 @@ def local_holder() -> Iterator[Any]:
     engine = Engine(loaded.model, loaded.tokenizer, name=loaded.name, max_batch_size=8)
     yield EngineHolder(engine=engine)
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def token_policies(smol_tokenizer: Any) -> list[Any]:
+    """Registers the SCRIPTED token policy ``scripted_tokens``; every instance made is listed here."""
+    from services.rollout.adapters import register_policy
+    from tests.services.rollout.token_scripted import TokenScripted
+
+    made: list[Any] = []
+
+    def factory(model: str | None = None, **_: Any) -> TokenScripted:
+        made.append(TokenScripted(smol_tokenizer, model or "routing"))
+        return made[-1]
+
+    register_policy("scripted_tokens", factory)
+    return made

@@ -82,7 +82,7 @@ def _problem(resp: httpx.Response, status: int, needle: str) -> None:
 
 @pytest.mark.parametrize(("change", "needle"), [
     ({"tasks": [{"id": "lonely", "messages": [{"role": "system", "content": "hi"}]}]}, "lonely"),
-    ({"tools": ["python", "teleport"]}, "teleport"),
+    ({"tools": ["python", "teleport"], "env": None}, "teleport"),  # checked against the tools service
     ({"env": {"name": "nowhere"}}, "nowhere"),
     ({"limits": {"max_tokens_per_turn": 512, "max_total_tokens": 100}}, "max_tokens_per_turn"),
     ({"limits": {"timeout_s": 1, "tool_timeout_s": 5}}, "tool_timeout_s"),

@@ -99,7 +99,8 @@ def test_local_model_group_of_four_is_token_exact_and_scored(workers: Workers, s
     rows = _rows(workers.settings, job_id)
     assert [r.sample_index for r in rows] == [0, 1, 2, 3]
     for row in rows:
-        assert row.prompt_ids and row.response_ids and len(row.loss_mask) == len(row.response_ids)
+        assert row.prompt_ids and row.response_ids and len(row.loss_mask) == len(row.response_ids), (
+            row.stop_reason, row.meta.get("error"))
         sampled = [lp for lp, m in zip(row.logprobs, row.loss_mask, strict=True) if m == 1]
         assert sampled and all(isinstance(lp, float) for lp in sampled)
         decoded = smol_tokenizer.decode(row.prompt_ids + row.response_ids, skip_special_tokens=False)

@@ -1,0 +1,306 @@
+"""Typed async clients of every service, all over one transport seam (``shared.clients.transport``).
+
+Errors come back as the server's ``TrajforgeError`` subclass (``shared.client.error_from_response``);
+a service that cannot be reached is ``UpstreamUnavailable``, one that does not answer in time
+``UpstreamTimeout``. Calls that are safe to repeat (reads, tool and score calls keyed by the
+caller) are retried on those and on 502/503/504, with exponential backoff, ``attempts`` times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar, Literal, Self
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, Field
+
+from shared.client import error_from_response
+from shared.clients.openenv import OpenEnvSession
+from shared.clients.transport import Endpoint, Endpoints
+from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
+from shared.schema import ToolInfo, Trajectory
+from shared.settings import Settings
+
+__all__ = [
+    "CleaningClient",
+    "EnvsClient",
+    "GatewayClient",
+    "InferenceClient",
+    "RewardClient",
+    "RolloutClient",
+    "ScoreResult",
+    "ServiceClient",
+    "ToolOutcome",
+    "ToolsClient",
+]
+
+_RETRY_STATUS = frozenset({502, 503, 504})
+
+
+class ToolOutcome(BaseModel):
+    """One tool call's result as the tools service returns it: content plus a structured status."""
+
+    tool_call_id: str = ""
+    name: str = ""
+    status: Literal["ok", "error"]
+    error_kind: str | None = None
+    content: str = ""
+    latency_s: float = 0.0
+
+
+class ScoreResult(BaseModel):
+    """One trajectory's score from the reward service (its records kept as sent)."""
+
+    trajectory_id: str
+    score: float | None = None
+    metrics: dict[str, float] = Field(default_factory=dict)
+    records: list[dict[str, Any]] = Field(default_factory=list)
+    status: Literal["ok", "failed", "skipped"] = "ok"
+    mask: bool = False
+    error: str | None = None
+
+
+class ServiceClient:
+    """Base of the service clients: one ``httpx.AsyncClient`` on the endpoint's transport."""
+
+    service: ClassVar[str] = ""
+
+    def __init__(self, endpoint: Endpoint, *, api_key: str | None = None, timeout_s: float = 60.0,
+                 connect_timeout_s: float = 5.0, attempts: int = 3) -> None:
+        self.endpoint, self.api_key, self.attempts = endpoint, api_key, max(1, attempts)
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self.timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self.http = httpx.AsyncClient(transport=endpoint.transport(), base_url=endpoint.base_url, headers=headers,
+                                      timeout=self.timeout)
+
+    @classmethod
+    async def open(cls, endpoints: Endpoints, *, api_key: str | None = None,
+                   settings: Settings | None = None) -> Self:
+        """A client of this service at the endpoint ``endpoints`` resolves, with the settings' budgets."""
+        s = settings or endpoints.settings
+        return cls(await endpoints.get(cls.service), api_key=api_key, timeout_s=s.client_timeout_s,
+                   connect_timeout_s=s.client_connect_timeout_s, attempts=s.client_attempts)
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+                      retry: bool = True, timeout_s: float | None = None) -> Any:
+        """One call: the parsed JSON body (bytes for other bodies), or the server's error raised."""
+        last: TrajforgeError | None = None
+        tries = self.attempts if retry else 1
+        timeout = httpx.Timeout(timeout_s, connect=self.timeout.connect) if timeout_s else self.timeout
+        for attempt in range(tries):
+            if attempt:
+                await asyncio.sleep(min(0.2 * 2 ** (attempt - 1), 3.0))
+            try:
+                resp = await self.http.request(method, path, json=json, params=params, timeout=timeout)
+            except httpx.TimeoutException as exc:
+                last = UpstreamTimeout(f"{self.service} service: {method} {path} timed out ({exc!r})")
+                continue
+            except httpx.TransportError as exc:
+                last = UpstreamUnavailable(f"{self.service} service unreachable at {self.endpoint.base_url}: {exc}")
+                continue
+            if resp.status_code in _RETRY_STATUS and attempt + 1 < tries:
+                last = error_from_response(resp)
+                continue
+            if resp.status_code >= 400:
+                raise error_from_response(resp)
+            if resp.status_code == 204 or not resp.content:
+                return None
+            if resp.headers.get("content-type", "").startswith("application/json"):
+                return resp.json()
+            return resp.content
+        assert last is not None
+        raise last
+
+
+class GatewayClient(ServiceClient):
+    """The OpenAI-compatible gateway: completions (each one a trace), models, session traces."""
+
+    service = "gateway"
+
+    def session_root(self, session_id: str) -> str:
+        """The path under which calls are recorded as ``session_id``."""
+        return f"/sessions/{quote(session_id, safe='')}"
+
+    async def chat_completions(self, body: dict[str, Any], *, session_id: str | None = None) -> dict[str, Any]:
+        """``POST /v1/chat/completions`` (under the session's path when given); not retried here."""
+        root = self.session_root(session_id) if session_id else ""
+        out: dict[str, Any] = await self.request("POST", f"{root}/v1/chat/completions", json=body, retry=False)
+        return out
+
+    async def completions(self, body: dict[str, Any], *, session_id: str | None = None) -> dict[str, Any]:
+        """``POST /v1/completions`` (token prompts allowed); not retried here."""
+        root = self.session_root(session_id) if session_id else ""
+        out: dict[str, Any] = await self.request("POST", f"{root}/v1/completions", json=body, retry=False)
+        return out
+
+    async def models(self) -> list[str]:
+        """Ids of the models the gateway serves."""
+        body = await self.request("GET", "/v1/models")
+        return [str(m["id"]) for m in (body or {}).get("data") or []]
+
+    async def traces(self, session_id: str) -> list[dict[str, Any]]:
+        """Every trace row the gateway stored for the session, in order."""
+        out: list[dict[str, Any]] = await self.request("GET", f"/v1/sessions/{quote(session_id, safe='')}/traces")
+        return out
+
+
+class InferenceClient(ServiceClient):
+    """The local engine's vLLM-style API."""
+
+    service = "inference"
+
+    async def tokenize(self, text: str, *, model: str | None = None) -> list[int]:
+        """Token ids of ``text``."""
+        body = await self.request("POST", "/tokenize", json={"prompt": text, **({"model": model} if model else {})})
+        return [int(t) for t in body.get("tokens") or []]
+
+    async def models(self) -> list[str]:
+        """Ids of the served models."""
+        body = await self.request("GET", "/v1/models")
+        return [str(m["id"]) for m in (body or {}).get("data") or []]
+
+    async def chat_completions(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/chat/completions``."""
+        out: dict[str, Any] = await self.request("POST", "/v1/chat/completions", json=body, retry=False)
+        return out
+
+
+class CleaningClient(ServiceClient):
+    """The cleaning service: filter catalogue and synchronous cleaning."""
+
+    service = "cleaning"
+
+    async def filters(self) -> dict[str, Any]:
+        """The filter catalogue."""
+        out: dict[str, Any] = await self.request("GET", "/v1/filters")
+        return out
+
+    async def clean(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/clean``: kept rows and dropped rows with reasons."""
+        out: dict[str, Any] = await self.request("POST", "/v1/clean", json=body)
+        return out
+
+
+class ToolsClient(ServiceClient):
+    """The tools service: built-in and registered tools, run there (sandboxes live there)."""
+
+    service = "tools"
+
+    async def list_tools(self) -> list[ToolInfo]:
+        """Every callable tool."""
+        body = await self.request("GET", "/v1/tools")
+        return [ToolInfo.model_validate(t) for t in body.get("tools") or []]
+
+    async def call(self, tool_call: dict[str, Any], *, session_id: str | None = None,
+                   timeout_s: float | None = None) -> ToolOutcome:
+        """Run one OpenAI tool call."""
+        body = await self.request("POST", "/v1/tools/call", json={"tool_call": tool_call, "session_id": session_id},
+                                  retry=False, timeout_s=timeout_s)
+        return ToolOutcome.model_validate(body)
+
+    async def call_batch(self, tool_calls: list[dict[str, Any]], *, session_id: str | None = None,
+                         timeout_s: float | None = None) -> list[ToolOutcome]:
+        """Run several calls at once in the service; one outcome per call, in order."""
+        body = await self.request("POST", "/v1/tools/call_batch",
+                                  json={"tool_calls": tool_calls, "session_id": session_id},
+                                  retry=False, timeout_s=timeout_s)
+        return [ToolOutcome.model_validate(r) for r in body.get("results") or []]
+
+    async def register(self, spec: dict[str, Any]) -> ToolInfo:
+        """Register an HTTP tool (``POST /v1/tools/register``)."""
+        return ToolInfo.model_validate(await self.request("POST", "/v1/tools/register", json=spec, retry=False))
+
+
+class EnvsClient(ServiceClient):
+    """The envs service: OpenEnv sessions over WebSocket, plus its HTTP info routes."""
+
+    service = "envs"
+
+    def env_root(self, name: str) -> str:
+        """The OpenEnv base URL of env ``name`` on this service."""
+        return f"{self.endpoint.base_url}/envs/{quote(name, safe='')}"
+
+    async def schema(self, name: str) -> dict[str, Any]:
+        """``GET /envs/{name}/schema``: action/observation/state schemas and the env's tools."""
+        out: dict[str, Any] = await self.request("GET", f"/envs/{quote(name, safe='')}/schema")
+        return out
+
+    async def health(self, name: str) -> dict[str, Any]:
+        """``GET /envs/{name}/health``: liveness and slots."""
+        out: dict[str, Any] = await self.request("GET", f"/envs/{quote(name, safe='')}/health")
+        return out
+
+    def session(self, name: str, *, message_timeout_s: float = 60.0, connect_timeout_s: float = 10.0
+                ) -> OpenEnvSession:
+        """A WebSocket session on env ``name`` (in-process when the endpoint is an app here)."""
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return OpenEnvSession(self.env_root(name), app=self.endpoint.app, headers=headers,
+                              message_timeout_s=message_timeout_s, connect_timeout_s=connect_timeout_s)
+
+
+class RewardClient(ServiceClient):
+    """The reward service: scoring, advantages, re-scoring of stored jobs."""
+
+    service = "reward"
+
+    async def score(self, trajectories: list[Trajectory], spec: dict[str, Any],
+                    ground_truths: list[dict[str, Any] | None] | None = None) -> list[ScoreResult]:
+        """Score trajectories with a reward spec (pure: nothing is stored)."""
+        body = {"trajectories": [t.model_dump(mode="json") for t in trajectories], "spec": spec,
+                "ground_truths": ground_truths}
+        out = await self.request("POST", "/v1/rewards/score", json=body)
+        return [ScoreResult.model_validate(r) for r in out.get("results") or []]
+
+    async def advantages(self, groups: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
+        """Advantages and masks per group (``POST /v1/advantages``)."""
+        out = await self.request("POST", "/v1/advantages", json={"groups": groups, **options})
+        return list(out.get("groups") or [])
+
+    async def rescore(self, job_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """Start re-scoring a stored rollout job."""
+        out: dict[str, Any] = await self.request("POST", f"/v1/rollouts/{job_id}/rescore", json={"spec": spec},
+                                                 retry=False)
+        return out
+
+    async def rescore_progress(self, job_id: str, spec_hash: str) -> dict[str, Any]:
+        """Progress of a re-scoring run."""
+        out: dict[str, Any] = await self.request("GET", f"/v1/rollouts/{job_id}/rescore/{spec_hash}")
+        return out
+
+
+class RolloutClient(ServiceClient):
+    """The rollout service: jobs and their trajectories."""
+
+    service = "rollout"
+
+    async def submit(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/rollouts``."""
+        out: dict[str, Any] = await self.request("POST", "/v1/rollouts", json=body, retry=False)
+        return out
+
+    async def get(self, job_id: str) -> dict[str, Any]:
+        """A job's status and counts."""
+        out: dict[str, Any] = await self.request("GET", f"/v1/rollouts/{job_id}")
+        return out
+
+    async def cancel(self, job_id: str) -> dict[str, Any]:
+        """Ask a job to stop."""
+        out: dict[str, Any] = await self.request("POST", f"/v1/rollouts/{job_id}/cancel")
+        return out
+
+    async def trajectories(self, job_id: str, *, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """A page of a job's trajectories."""
+        out: dict[str, Any] = await self.request("GET", f"/v1/rollouts/{job_id}/trajectories",
+                                                 params={"offset": offset, "limit": limit})
+        return out

@@ -1,0 +1,137 @@
+"""Rollout jobs against remote OpenEnv servers: the envs service on loopback, and an openenv-core server.
+
+The policy is SCRIPTED in token mode (fixed replies tokenised by the real SmolLM2 tokenizer,
+chosen from the decoded prompt); the env servers, the WebSocket sessions, the token bridge,
+storage and scoring are real. Token-exactness: every id the policy sampled is stored verbatim
+under loss_mask 1, and every prompt it was given is a prefix of the stored ids.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from sqlalchemy import select
+
+import services.rollout.tasks  # noqa: F401 - registers rollout.run_shard
+from services.app import service_spec
+from services.rollout import service
+from services.rollout.schemas import RolloutJobCreate
+from shared.db.models import TrajectoryRow
+from shared.settings import Settings
+from shared.web import create_app
+from tests.conftest import REPO_ROOT, LoopbackServer
+from tests.services.envs.test_openenv_interop import peer_python, reference_server  # noqa: F401 - fixtures
+from tests.services.rollout.test_service import Live
+from tests.services.rollout.token_scripted import TokenScripted
+
+
+@pytest.fixture
+async def envs_server(settings: Settings) -> AsyncIterator[str]:
+    """The envs service as its own server on loopback (its own database connections)."""
+    with LoopbackServer(create_app(service_spec("envs"), settings=settings)) as server:
+        yield server.url
+
+
+@pytest.fixture
+async def live(settings: Settings, envs_server: str) -> AsyncIterator[Live]:
+    runner = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "envs_url": envs_server}))
+    yield runner
+    await runner.dispatcher.drain()
+    await runner.engine.dispose()
+
+
+def _example(**changes: Any) -> RolloutJobCreate:
+    spec = yaml.safe_load((REPO_ROOT / "examples" / "rollout_tool_routing.yaml").read_text())
+    spec.update({"group_size": 2, "policy": {"backend": {"name": "scripted_tokens", "model": "routing"}},
+                 "tool_parser": "hermes", **changes})
+    return RolloutJobCreate.model_validate(spec)
+
+
+async def _rows(live: Live, job_id: uuid.UUID) -> list[TrajectoryRow]:
+    async with live.maker() as session:
+        stmt = select(TrajectoryRow).where(TrajectoryRow.job_id == job_id).order_by(
+            TrajectoryRow.task_id, TrajectoryRow.sample_index)
+        return list((await session.scalars(stmt)).all())
+
+
+def _steps(base: str, env: str) -> float:
+    text = httpx.get(f"{base}/metrics", timeout=10).text
+    pattern = rf'^trajforge_env_steps_total\{{env="{env}",kind="ws"\}} ([0-9.e+]+)$'
+    found = re.search(pattern, text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def _assert_token_exact(row: TrajectoryRow, calls: list[tuple[list[int], list[int]]]) -> None:
+    ids = list(row.prompt_ids or []) + list(row.response_ids or [])
+    sampled = [t for t, m in zip(row.response_ids or [], row.loss_mask or [], strict=True) if m]
+    unique = {(tuple(p), tuple(o)) for p, o in calls}  # group members (and jobs) repeat the same calls
+    mine = [(p, o) for p, o in unique if list(ids[:len(p)]) == list(p) and list(ids[len(p):len(p) + len(o)]) == list(o)]
+    assert len(mine) == row.turns, "every turn's prompt is a prefix of the stored ids, its sample follows it"
+    assert sampled == [t for _, o in sorted(mine, key=lambda c: len(c[0])) for t in o]
+    assert row.prompt_ids == min((list(p) for p, _ in mine), key=len)  # the first prompt, as the policy saw it
+
+
+async def test_the_example_job_on_the_envs_service_matches_the_in_process_env_token_for_token(
+        live: Live, envs_server: str, token_policies: list[TokenScripted]) -> None:
+    before = _steps(envs_server, "tool_routing")
+    remote = await live.create(_example(env={"base_url": f"{envs_server}/envs/tool_routing"}))
+    await live.dispatcher.drain()
+    local = await live.create(_example())
+    await live.dispatcher.drain()
+    async with live.maker() as session:
+        assert (await service.read_job(session, remote)).status == "succeeded"
+    remote_rows, local_rows = await _rows(live, remote), await _rows(live, local)
+    assert len(remote_rows) == len(local_rows) == 8
+    calls = [c for p in token_policies for c in p.calls]
+    for r, m in zip(remote_rows, local_rows, strict=True):
+        assert r.stop_reason == m.stop_reason and r.stop_reason is not None
+        assert r.messages == m.messages and r.tools == m.tools
+        assert (r.prompt_ids, r.response_ids, r.loss_mask) == (m.prompt_ids, m.response_ids, m.loss_mask)
+        assert r.meta["env_reward"] == m.meta["env_reward"] and r.meta["reward"] == m.meta["reward"]
+        _assert_token_exact(r, calls)
+    steps = sum(sum(1 for msg in r.messages if msg["role"] == "tool") for r in remote_rows)
+    assert steps > 0 and _steps(envs_server, "tool_routing") - before == steps
+
+
+async def test_a_capability_url_needs_no_header(live: Live, envs_server: str, settings: Settings,
+                                                token_policies: list[TokenScripted]) -> None:
+    from shared.auth import create_key
+
+    async with live.maker() as session:
+        _, key = await create_key(session, "capability", salt=settings.key_salt)
+        await session.commit()
+    live.settings = live.settings.model_copy(update={"envs_url": ""})  # no bearer header is sent now
+    job = await live.create(_example(env={"base_url": f"{envs_server}/envs/tool_routing/k/{key}"}, tasks=_example(
+        ).model_dump(mode="json")["tasks"][:1]))
+    await live.dispatcher.drain()
+    rows = await _rows(live, job)
+    assert [r.stop_reason for r in rows] == ["stop", "stop"]
+    assert [m["content"] for m in rows[0].messages if m["role"] == "tool"][0] == "A1: shipped"
+
+
+async def test_an_openenv_core_server_whose_actions_are_not_tool_calls(
+        live: Live, reference_server: str, token_policies: list[TokenScripted]) -> None:  # noqa: F811
+    task = {"id": "count", "messages": [{"role": "user", "content": "Move the counter by five."}]}
+    body = RolloutJobCreate.model_validate({
+        "tasks": [task], "group_size": 2, "mode": "tokens", "tool_parser": "hermes",
+        "policy": {"backend": {"name": "scripted_tokens", "model": "counter"}},
+        "env": {"base_url": reference_server, "action": {"tool_name": "add", "description": "Add delta."}},
+        "limits": {"max_turns": 4, "max_tokens_per_turn": 64, "max_total_tokens": 2048}})
+    job = await live.create(body)
+    await live.dispatcher.drain()
+    rows = await _rows(live, job)
+    assert len(rows) == 2
+    calls = [c for p in token_policies for c in p.calls]
+    for row in rows:
+        assert row.stop_reason == "stop" and row.turns == 3
+        tool = row.tools[0]["function"]
+        assert tool["name"] == "add" and "delta" in tool["parameters"]["properties"]  # the server's action schema
+        assert [m["content"] for m in row.messages if m["role"] == "tool"] == ["ok", "ok"]
+        assert row.meta["env_reward"] == 5.0 and row.meta["env_steps"] == 2
+        _assert_token_exact(row, calls)
