@@ -12,7 +12,8 @@ from shared.clients.transport import APPS
 from shared.settings import Settings
 from shared.web import ServiceSpec, create_app
 
-__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app", "create_all_in_one_app", "service_spec"]
+__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app", "create_all_in_one_app",
+           "service_spec"]
 
 SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
                                    "console")
