@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     tools_pool_size: int = Field(8, ge=1, le=256)
     tools_acquire_timeout_s: float = Field(30.0, gt=0)
     tools_uid_base: int = Field(20000, ge=1000)
+    # "required": the tools service refuses to start without bubblewrap; "optional": it starts
+    # without the code tools (python, bash) instead, so nothing ever runs outside a sandbox.
+    tools_sandbox: Literal["required", "optional"] = "required"
     envs_max_sessions: int = Field(1024, ge=1)
     envs_idle_timeout_s: float = Field(600.0, gt=0)
     envs_max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)

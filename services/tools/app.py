@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 import httpx
 from fastapi import FastAPI
 
 from services.tools.routes import router
-from services.tools.sandbox_pool import SandboxPool
+from services.tools.sandbox_pool import SandboxPool, sandbox_wanted
 from services.tools.service import build_default_service
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec
@@ -14,11 +16,17 @@ from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 
+log = logging.getLogger(__name__)
+
 
 async def _start(app: FastAPI, state: AppState) -> None:
     settings = state.settings
-    pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
-                             uid_base=settings.tools_uid_base).start()
+    pool: SandboxPool | None = None
+    if sandbox_wanted(settings.tools_sandbox):
+        pool = await SandboxPool(settings.tools_pool_size, acquire_timeout_s=settings.tools_acquire_timeout_s,
+                                 uid_base=settings.tools_uid_base).start()
+    else:
+        log.warning("bubblewrap (bwrap) is not installed: the python and bash tools are off")
     http = httpx.AsyncClient(timeout=30.0)
     state.resources["sandbox_pool"] = pool
     state.resources["tools_http"] = http
@@ -27,7 +35,9 @@ async def _start(app: FastAPI, state: AppState) -> None:
 
 async def _stop(app: FastAPI, state: AppState) -> None:
     await state.resources.pop("tools_http").aclose()
-    await state.resources.pop("sandbox_pool").close()
+    pool = state.resources.pop("sandbox_pool")
+    if pool is not None:
+        await pool.close()
 
 
 SERVICE = ServiceSpec(
