@@ -36,15 +36,15 @@ console = Console()
 #: The job's reward: the graded tool-call match (0.2 for deciding to call, + 0.3 for the right tool name,
 #: + 0.5 for the arguments) and a format penalty (-1 for a malformed call block), so partial answers
 #: score apart from each other and a group's members rarely all tie.
-DEMO_REWARD = {"components": [{"name": "tool_call", "weight": 1.0}, {"name": "format", "weight": 0.25}]}
+DEMO_REWARD = {"components": [{"name": "tool_call", "weight": 1.0}, {"name": "format", "weight": 0.1}]}
 
 
 def job_body(tasks: list[dict[str, Any]], *, group_size: int, max_turns: int,
-             max_tokens_per_turn: int) -> dict[str, Any]:
+             max_tokens_per_turn: int, seed: int = 1234) -> dict[str, Any]:
     """The ``POST /v1/rollouts`` body of the demo job (local engine, the tasks' own tool schemas)."""
     return {
         "tasks": tasks, "group_size": group_size,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "seed": 1234},
+        "sampling": {"temperature": 0.8, "top_p": 0.95, "seed": seed},
         "limits": {"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn,
                    "max_total_tokens": 4096, "timeout_s": 600, "parse_failure_policy": "observe"},
         "reward": DEMO_REWARD, "mode": "tokens", "shard_size": 1,
@@ -117,6 +117,8 @@ def demo(
     rows_per_file: Annotated[int, typer.Option(min=1, help="Rows sampled from each data file.")] = 40,
     out: Annotated[Path, typer.Option("--out", help="Folder for the exports.")] = Path("out/demo"),
     port: Annotated[int, typer.Option(help="Loopback port (0 picks a free one).")] = 0,
+    seed: Annotated[int, typer.Option(help="Sampling seed of the job (each member and turn derives its own).")]
+    = 1234,
 ) -> None:
     """Run the main job on embedded defaults: clean, roll out in groups, score, export, summarise."""
     from services.embedded import EmbeddedStartError, embedded_server
@@ -131,7 +133,7 @@ def demo(
         with embedded_server(settings, port=port, log_level="ERROR") as server, \
                 Client(server.url, api_key=server.api_key, timeout=600.0) as client:
             job = _run(client, _console_base(settings), tasks=tasks, group_size=group_size, max_turns=max_turns,
-                       max_tokens_per_turn=max_tokens_per_turn, rows_per_file=rows_per_file, out=out)
+                       max_tokens_per_turn=max_tokens_per_turn, rows_per_file=rows_per_file, out=out, seed=seed)
     except EmbeddedStartError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from None
@@ -140,13 +142,14 @@ def demo(
 
 
 def _run(client: Client, base_url: str, *, tasks: int, group_size: int, max_turns: int,
-         max_tokens_per_turn: int, rows_per_file: int, out: Path) -> dict[str, Any]:
+         max_tokens_per_turn: int, rows_per_file: int, out: Path, seed: int) -> dict[str, Any]:
     summary = _clean(client, rows_per_file)
     picked = pick_tasks(summary.kept, tasks)
     if not picked:
         console.print("[red]no kept row has tools and a recorded tool call; raise --rows-per-file[/red]")
         raise typer.Exit(1)
-    body = job_body(picked, group_size=group_size, max_turns=max_turns, max_tokens_per_turn=max_tokens_per_turn)
+    body = job_body(picked, group_size=group_size, max_turns=max_turns, max_tokens_per_turn=max_tokens_per_turn,
+                    seed=seed)
     try:
         job, paths = _rollout(client, body, out)
     except TrajforgeError as exc:

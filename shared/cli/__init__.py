@@ -18,7 +18,8 @@ app.add_typer(keys.app, name="keys")
 run.register(app)
 
 #: Service modules that add their own subcommands (``register(app)``), when present.
-_SERVICE_CLIS = ("services.cleaning.cli", "services.reward.cli", "services.rollout.cli", "services.demo")
+_SERVICE_CLIS = ("services.cleaning.cli", "services.reward.cli", "services.rollout.cli", "services.demo",
+                "services.inference.train.cli")
 
 
 def _register_service_commands() -> None:
