@@ -46,7 +46,7 @@ def job_body(tasks: list[dict[str, Any]], *, group_size: int, max_turns: int,
         "tasks": tasks, "group_size": group_size,
         "sampling": {"temperature": 0.8, "top_p": 0.95, "seed": seed},
         "limits": {"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn,
-                   "max_total_tokens": 4096, "timeout_s": 600, "parse_failure_policy": "observe"},
+                   "max_total_tokens": 4096, "timeout_s": 1800, "parse_failure_policy": "observe"},
         "reward": DEMO_REWARD, "mode": "tokens", "shard_size": 1,
     }
 
