@@ -36,6 +36,7 @@ lint: install
 	$(VENV)/bin/mypy $(LINT_PATHS)
 
 demo: install
+	bash scripts/ensure_sandbox.sh
 	env -u TRAJFORGE_DATABASE_URL -u TRAJFORGE_REDIS_URL $(VENV)/bin/trajforge demo
 
 bench: install services

@@ -11,11 +11,23 @@ from shared.client import Client
 from shared.data import load_rows
 from shared.jsonl import dumps_line
 
-__all__ = ["DEMO_FILES", "CleanSummary", "clean_sample", "pick_tasks"]
+__all__ = ["CALL_EXAMPLE", "DEMO_FILES", "CleanSummary", "clean_sample", "pick_tasks", "with_call_example"]
 
 #: Recorded tool-use conversations: each kept row's first assistant reply is the reference for its prompt.
 DEMO_FILES: tuple[str, ...] = ("glaive_toolcall_en_llamafactory.jsonl", "reason_tool_use_llamafactory.jsonl",
                                "toolbench_dfsdt_examples.jsonl")
+
+
+#: A one-shot exchange shown before the task's request: the call format on a tool the task does not offer.
+#: A 135M model rarely writes a ``<tool_call>`` block from the schema text alone; with one example it
+#: sometimes does, so a group earns a spread of graded rewards (decision, tool name, arguments).
+CALL_EXAMPLE: tuple[dict[str, str], ...] = (
+    {"role": "user", "content": "What is the weather in Paris?"},
+    {"role": "assistant",
+     "content": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'},
+    {"role": "tool", "content": '{"city": "Paris", "weather": "sunny", "temperature_c": 21}'},
+    {"role": "assistant", "content": "It is sunny in Paris, 21 °C."},
+)
 
 
 @dataclass
@@ -57,8 +69,19 @@ def _usable(task: dict[str, Any]) -> bool:
     return has_user and bool(task["tools"]) and truth.get("decision") == "tool_call" and bool(truth.get("tool_calls"))
 
 
-def pick_tasks(kept: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
-    """The ``count`` shortest kept rows that have tools and a gold call, as rollout tasks (short = fast on CPU)."""
+def with_call_example(task: dict[str, Any]) -> dict[str, Any]:
+    """``task`` with :data:`CALL_EXAMPLE` inserted before its first user message (after any system prompt)."""
+    messages = list(task["messages"])
+    at = next(i for i, m in enumerate(messages) if m.get("role") == "user")
+    return {**task, "messages": [*messages[:at], *(dict(m) for m in CALL_EXAMPLE), *messages[at:]]}
+
+
+def pick_tasks(kept: list[dict[str, Any]], count: int, *, call_example: bool = True) -> list[dict[str, Any]]:
+    """The ``count`` shortest kept rows that have tools and a gold call, as rollout tasks (short = fast on CPU).
+
+    With ``call_example`` each prompt opens with the one-shot call format (:data:`CALL_EXAMPLE`).
+    """
     tasks = [t for t in (task_from_row(row, i) for i, row in enumerate(kept)) if _usable(t)]
     unique = {t["id"]: t for t in tasks}  # ids are unique per file; the first wins across files
-    return sorted(unique.values(), key=_prompt_chars)[:count]
+    picked = sorted(unique.values(), key=_prompt_chars)[:count]
+    return [with_call_example(t) for t in picked] if call_example else picked

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from services.demo_clean import CleanSummary
 
-__all__ = ["GroupStats", "clean_tables", "group_stats", "groups_table"]
+__all__ = ["GroupStats", "clean_tables", "console_url", "group_stats", "groups_table", "reward_spread"]
 
 #: Computes advantages for groups of rewards when the job stored none (the reward service's endpoint).
 AdvantageFn = Callable[[list[list[float | None]]], list[list[float]]]
@@ -93,3 +93,18 @@ def groups_table(groups: dict[str, GroupStats]) -> Table:
     table.add_row("all", str(len(all_rewards)), _fmt(all_rewards, _mean), _fmt(all_rewards, min),
                   _fmt(all_rewards, max), "", "", *(str(t) for t in totals))
     return table
+
+
+def reward_spread(groups: dict[str, GroupStats]) -> tuple[int, int]:
+    """(groups whose scored rewards are not all equal, groups with at least two scored members).
+
+    A group whose members all earn the same reward has zero advantage everywhere: no learning signal.
+    """
+    scored = [[r for r in g.rewards if r is not None] for g in groups.values()]
+    eligible = [r for r in scored if len(r) >= 2]
+    return sum(1 for r in eligible if max(r) - min(r) > 1e-9), len(eligible)
+
+
+def console_url(base_url: str, job_id: str) -> str:
+    """The console page of one rollout job."""
+    return f"{base_url.rstrip('/')}/ui/rollouts/{job_id}"

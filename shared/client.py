@@ -219,6 +219,14 @@ class _Endpoints(ABC):
         """A rollout job's export as bytes: token-level ``parquet`` or ``jsonl`` of messages."""
         return self._call("GET", f"/v1/rollouts/{job_id}/export", params={"format": format})
 
+    def update_weights_from_disk(self, model_path: str, *, prefix: str = "/inference") -> Any:
+        """Load new weights (an HF model directory the server can read) into the local engine.
+
+        ``prefix`` is where the engine is mounted: ``/inference`` in the all-in-one app, ``""`` when the
+        engine is served on its own. Answers ``{success, message, weight_version}``.
+        """
+        return self._call("POST", f"{prefix}/update_weights_from_disk", json={"model_path": model_path})
+
 
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"authorization": f"Bearer {api_key}"} if api_key else {}

@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     tools_max_processes: int = Field(64, ge=4)
     tools_tmpfs_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
     tools_tmpfs_inodes: int = Field(8192, ge=64)
+    # "required": the tools service refuses to start without bubblewrap; "optional": it starts
+    # without the code tools (python, bash) instead, so nothing ever runs outside a sandbox.
+    tools_sandbox: Literal["required", "optional"] = "required"
     envs_max_sessions: int = Field(1024, ge=1)
     envs_idle_timeout_s: float = Field(600.0, gt=0)
     # Trajectories per queue task when a rollout job is re-scored.

@@ -11,6 +11,7 @@ import typer
 from services import demo
 from services.cleaning import cli as cleaning_cli
 from services.cli import db, keys, run
+from services.inference.train import cli as train_cli
 from services.reward import cli as reward_cli
 from services.rollout import cli as rollout_cli
 from services.tools import cli as tools_cli
@@ -22,7 +23,7 @@ app = typer.Typer(name="trajforge", help="trajforge: the data plane for agentic 
 app.add_typer(db.app, name="db")
 app.add_typer(keys.app, name="keys")
 run.register(app)
-for _module in (cleaning_cli, reward_cli, rollout_cli, tools_cli, demo):
+for _module in (cleaning_cli, reward_cli, rollout_cli, tools_cli, train_cli, demo):
     _module.register(app)
 
 

@@ -14,28 +14,17 @@ from typing import Any
 
 from shared.errors import InvalidInput
 from shared.schema import Message, ToolInfo
+from shared.toolcalls.prompt import template_handles_tools, with_tool_block
+from shared.toolcalls.prompt import tool_system_block as _tool_block
 
 __all__ = ["TOOL_FAMILY", "render_chat", "template_handles_tools", "tool_system_block"]
 
 TOOL_FAMILY = "hermes"
 
 
-def template_handles_tools(tokenizer: Any) -> bool:
-    """True when the chat template renders a ``tools`` argument itself."""
-    template = getattr(tokenizer, "chat_template", None) or ""
-    return "tools" in template
-
-
 def tool_system_block(tools: list[ToolInfo]) -> str:
     """System-prompt text that offers ``tools`` and says how to call them."""
-    schemas = "\n".join(json.dumps(t.model_dump(mode="json"), ensure_ascii=False) for t in tools)
-    return (
-        "You can call functions. Their JSON schemas are listed between <tools> and </tools>:\n"
-        f"<tools>\n{schemas}\n</tools>\n"
-        "To call a function, reply with one block per call, each holding a JSON object "
-        "with the function name and its arguments:\n"
-        '<tool_call>\n{"name": "function_name", "arguments": {"arg": "value"}}\n</tool_call>'
-    )
+    return _tool_block([t.model_dump(mode="json") for t in tools])
 
 
 def _call_text(message: Message) -> str:
@@ -61,11 +50,7 @@ def _plain(message: Message) -> dict[str, str]:
 
 
 def _with_tools(messages: list[dict[str, str]], tools: list[ToolInfo]) -> list[dict[str, str]]:
-    block = tool_system_block(tools)
-    if messages and messages[0]["role"] == "system":
-        first = {"role": "system", "content": f"{messages[0]['content']}\n\n{block}".strip()}
-        return [first, *messages[1:]]
-    return [{"role": "system", "content": block}, *messages]
+    return with_tool_block(messages, [t.model_dump(mode="json") for t in tools])
 
 
 def render_chat(tokenizer: Any, messages: list[Message], *, tools: list[ToolInfo] | None = None,

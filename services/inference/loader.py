@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,14 +109,17 @@ def _forget_gguf_quantizer(model: Any) -> None:
 def _convert_gguf(source: ModelSource, target: Path) -> tuple[Any, Any]:
     model, tokenizer = _load_hf(source.path, gguf_file=source.path.name)
     _forget_gguf_quantizer(model)
-    staging = target.with_name(target.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
+    # A staging folder of our own: several processes may convert the same file at once (a shared cache).
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
     (staging / _COMPLETE_MARKER).write_text("ok\n")
     # Rename last so a crash mid-save never leaves a cache that looks complete.
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    if not (target / _COMPLETE_MARKER).is_file():
+        shutil.rmtree(target, ignore_errors=True)
+        with contextlib.suppress(OSError):  # another process renamed its copy first: keep that one
+            staging.rename(target)
+    shutil.rmtree(staging, ignore_errors=True)
     return model, tokenizer
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from services.rollout.errors import TemplateNotAppendOnly
 from services.rollout.ports import ChatTokenizer
+from shared.toolcalls.prompt import template_handles_tools, with_tool_block
 
 __all__ = ["TokenBridge"]
 
@@ -48,7 +49,12 @@ class TokenBridge:
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
                    ) -> list[int]:
         """Token ids of the initial prompt, ending with the assistant generation prompt."""
-        kwargs = {"tools": tools} if tools else {}
+        kwargs: dict[str, Any] = {}
+        if tools and template_handles_tools(self.tokenizer):
+            kwargs["tools"] = tools
+        elif tools:
+            # The template would drop them silently: offer them in the system prompt instead.
+            messages = with_tool_block(messages, tools)
         text = self.tokenizer.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=True, **kwargs, **self._kwargs)
         return list(self.tokenizer.encode(str(text), add_special_tokens=False))

@@ -149,8 +149,14 @@ class Episode:
 
     async def _call_policy(self, budget: int | None) -> PolicyOutput:
         sampling = self.ctx.sampling
+        update: dict[str, Any] = {}
         if budget is not None and budget != sampling.max_tokens:
-            sampling = sampling.model_copy(update={"max_tokens": budget})
+            update["max_tokens"] = budget
+        if sampling.seed is not None:
+            # One job seed, a distinct stream per member and turn: identical members carry no signal.
+            update["seed"] = sampling.seed + 7919 * (self.trajectory.sample_index or 0) + self.turns
+        if update:
+            sampling = sampling.model_copy(update=update)
         for attempt in range(self.ctx.limits.max_api_retries + 1):
             try:
                 async with self._slot():

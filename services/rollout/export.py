@@ -30,6 +30,7 @@ advantages     list<float32>             verl / TRL ``advantages``: the scalar b
 stop_reason    string                    stop | length | max_turns | ... (DESIGN.md §2)
 turns          int32                     policy turns taken
 messages       string (JSON)             the OpenAI-format conversation
+weight_version string (nullable)         policy weights that sampled it (trainers drop stale rows)
 ============== ========================= ======================================================
 
 ``input_ids`` is ``prompt_ids + response_ids``; labels are ``input_ids`` with
@@ -80,6 +81,7 @@ PARQUET_SCHEMA = pa.schema([
     ("stop_reason", pa.string()),
     ("turns", pa.int32()),
     ("messages", pa.string()),
+    ("weight_version", pa.string()),
 ])
 
 
@@ -144,6 +146,7 @@ def parquet_row(item: ExportItem) -> dict[str, Any]:
         **_token_columns(traj, item.advantage or 0.0),
         "reward": item.reward, "advantage": item.advantage, "stop_reason": traj.stop_reason,
         "turns": traj.turns, "messages": json.dumps(messages, ensure_ascii=False),
+        "weight_version": traj.tokens.weight_version if traj.tokens is not None else None,
     }
 
 

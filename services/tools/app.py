@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 import httpx
 from fastapi import FastAPI
 
 from services.tools.embeddings import MiniLMEmbedder
 from services.tools.memory_store import DbMemoryStore
 from services.tools.routes import memory_router, router
-from services.tools.sandbox_pool import SandboxPool
+from services.tools.sandbox_pool import SandboxPool, sandbox_wanted
 from services.tools.service import build_default_service
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec
@@ -16,10 +18,16 @@ from shared.web import create_app as _create_app
 
 __all__ = ["SERVICE", "create_app"]
 
+log = logging.getLogger(__name__)
+
 
 async def _start(app: FastAPI, state: AppState) -> None:
     settings = state.settings
-    pool = await SandboxPool.from_settings(settings).start()
+    pool: SandboxPool | None = None
+    if sandbox_wanted(settings.tools_sandbox):
+        pool = await SandboxPool.from_settings(settings).start()
+    else:
+        log.warning("bubblewrap (bwrap) is not installed: the python and bash tools are off")
     http = httpx.AsyncClient(timeout=30.0)
     state.resources["sandbox_pool"] = pool
     state.resources["tools_http"] = http
@@ -30,7 +38,9 @@ async def _start(app: FastAPI, state: AppState) -> None:
 
 async def _stop(app: FastAPI, state: AppState) -> None:
     await state.resources.pop("tools_http").aclose()
-    await state.resources.pop("sandbox_pool").close()
+    pool = state.resources.pop("sandbox_pool")
+    if pool is not None:
+        await pool.close()
 
 
 SERVICE = ServiceSpec(

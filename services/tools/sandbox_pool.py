@@ -42,9 +42,15 @@ from services.tools.sandbox_uids import lease_uid
 from shared.errors import SandboxError
 from shared.settings import Settings
 
-__all__ = ["SandboxPool"]
+__all__ = ["SandboxPool", "sandbox_wanted"]
 
 log = logging.getLogger(__name__)
+
+
+def sandbox_wanted(mode: str) -> bool:
+    """Whether to start sandboxes under the ``tools_sandbox`` setting: always when "required" (a
+    missing bubblewrap then fails the start), only if bwrap is installed when "optional"."""
+    return mode == "required" or shutil.which("bwrap") is not None
 
 
 class SandboxPool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from services.tools.base import BaseTool
 from services.tools.calculator import CalculatorTool
 from services.tools.code_tools import BashTool, PythonTool
 from services.tools.context import DEFAULT_SESSION, current_session
@@ -68,18 +69,17 @@ class ToolService:
 
 
 def build_default_service(
-    pool: SandboxPool,
+    pool: SandboxPool | None,
     *,
     memory: MemoryBackend | None = None,
     http_client: httpx.AsyncClient | None = None,
 ) -> ToolService:
-    """The service with the built-in tools: python, bash, calculator, memory_search, memory_write."""
+    """The service with the built-in tools: python, bash, calculator, memory_search, memory_write.
+
+    With no sandbox pool (bubblewrap missing and ``tools_sandbox=optional``) the code
+    tools are left out rather than run unsandboxed.
+    """
     store = memory if memory is not None else MemoryStore()
-    tools = [
-        PythonTool(pool),
-        BashTool(pool),
-        CalculatorTool(),
-        MemorySearchTool(store),
-        MemoryWriteTool(store),
-    ]
+    code_tools: list[BaseTool] = [PythonTool(pool), BashTool(pool)] if pool is not None else []
+    tools = [*code_tools, CalculatorTool(), MemorySearchTool(store), MemoryWriteTool(store)]
     return ToolService(ToolManager(tools), http_client=http_client)

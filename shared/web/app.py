@@ -81,7 +81,12 @@ def _lifespan(specs: Sequence[ServiceSpec], settings: Settings, engine: AsyncEng
             app.state.trajforge = state
             for spec in specs:
                 for hook in spec.startup:
-                    await hook(app, state)
+                    try:
+                        await hook(app, state)
+                    except Exception as exc:
+                        # Which service failed, for whoever reports the start (embedded server, logs).
+                        exc.add_note(f"while starting the {spec.name} service")
+                        raise
             yield
             await _stop(specs, app, state)
         finally:

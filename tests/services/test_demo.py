@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from services.inference.config import engine_config
 from tests.conftest import REPO_ROOT
 
 
-def test_demo_runs_the_main_job_with_no_services(tmp_path: Path) -> None:
+@pytest.mark.timeout(660)  # the real model on a shared CPU
+def test_demo_runs_the_main_job_with_no_services_and_no_bubblewrap(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
+    # A bare machine: no bubblewrap on PATH. The demo says so once and runs with the code tools off.
+    (tmp_path / "bin").mkdir()
+    env["PATH"], env["COLUMNS"] = str(tmp_path / "bin"), "200"
     # Reuse converted model weights if a previous run cached them; no Postgres, no Redis.
     env |= {"TRAJFORGE_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO_ROOT),
             "TRAJFORGE_MODEL_CACHE_DIR": str(engine_config().cache_dir)}
@@ -25,6 +31,10 @@ def test_demo_runs_the_main_job_with_no_services(tmp_path: Path) -> None:
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "sqlite" in result.stdout and "succeeded" in result.stdout
+    assert result.stdout.count("runs without the sandbox") == 1
+    assert "groups have non-zero reward variance" in result.stdout
+    job_id = re.search(r"rollout job ([0-9a-f-]{36})", result.stdout)
+    assert job_id and f"/ui/rollouts/{job_id.group(1)}" in result.stdout
     table = pq.read_table(out / "rollout.parquet")
     assert table.num_rows == 4
     for ids, mask, logprobs in zip(table["response_ids"].to_pylist(), table["response_mask"].to_pylist(),

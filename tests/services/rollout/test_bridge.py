@@ -53,3 +53,15 @@ def test_template_that_rewrites_history_is_refused() -> None:
     bridge = TokenBridge(_RewritingTemplate())
     with pytest.raises(TemplateNotAppendOnly):
         bridge.bridge_text([{"role": "tool", "content": "x"}], ended_with_eos=True)
+
+
+def test_tools_reach_the_prompt_when_the_template_ignores_them(smol_tokenizer: Any) -> None:
+    # SmolLM2's template has no tools argument: the schemas go into the system prompt, as in message mode.
+    from shared.toolcalls.prompt import tool_system_block
+
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    bridge = TokenBridge(smol_tokenizer)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Oslo?"}]
+    text = smol_tokenizer.decode(bridge.prompt_ids(messages, [tool]))
+    assert "Be brief." in text and tool_system_block([tool]) in text
+    assert "get_weather" not in smol_tokenizer.decode(bridge.prompt_ids(messages))

@@ -267,3 +267,20 @@ async def test_slowest_member_is_cut_once_the_group_is_full(smol_tokenizer: Any)
     [cut] = group.cut
     assert (cut.member, cut.reason) == (2, "unfinished_when_group_full")
     assert group.trajectories[0].metadata.get("cut") is None
+
+
+async def test_a_job_seed_gives_each_member_and_turn_its_own_stream(smol_tokenizer: Any) -> None:
+    # One seed for the whole job would make every member of a group the same sample: no signal.
+    from shared.schema import SamplingParams
+
+    seeds: list[int | None] = []
+
+    class SeedRecorder(ScriptedPolicy):
+        async def _reply(self, user: str, turn: int, sampling: SamplingParams, prompt_tokens: int) -> Any:
+            seeds.append(sampling.seed)
+            return await super()._reply(user, turn, sampling, prompt_tokens)
+
+    eng = engine_for(SeedRecorder(smol_tokenizer, add_then_answer), add_tools(),
+                     sampling_params=SamplingParams(seed=5))
+    await eng.collect_batch([prompt("add")], group_size=3)
+    assert len(seeds) == 6 and len(set(seeds)) == 6 and all(s is not None for s in seeds)
