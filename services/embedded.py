@@ -117,8 +117,9 @@ def embedded_server(settings: Settings, *, port: int = 0, start_timeout_s: float
     app = create_all_in_one_app(quiet)
     failures: list[BaseException] = []
     _watch_lifespan(app, failures)
+    # The stdlib loop: this server runs in a background thread beside the caller's own loop.
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
-                                           log_level="warning", lifespan="on"))
+                                           log_level="warning", lifespan="on", loop="asyncio"))
     uvicorn_log, hush = logging.getLogger("uvicorn.error"), _StartupQuiet()
     uvicorn_log.addFilter(hush)
     thread = threading.Thread(target=_serve, args=(server,), daemon=True)

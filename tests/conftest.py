@@ -162,7 +162,9 @@ class LoopbackServer:
 
     def __init__(self, app: Any, port: int | None = None, **uvicorn_kwargs: Any) -> None:
         self.port = port or free_port()
-        options: dict[str, Any] = {"log_config": None, "lifespan": "on", **uvicorn_kwargs}
+        # The stdlib event loop: uvloop's C loop, run in many threads of one test process beside
+        # forked subprocesses, has crashed the whole run; the stdlib loop is the safe default here.
+        options: dict[str, Any] = {"log_config": None, "lifespan": "on", "loop": "asyncio", **uvicorn_kwargs}
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, **options))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
