@@ -155,7 +155,7 @@ async def tools_main(trajectories: int, turns: int, home: str) -> None:
     from bench.openenv import _free_port
 
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "shared.cli", "serve", "tools", "--port", str(port)], env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "tools", "--port", str(port)], env=env)
     rows = {}
     try:
         _wait_up(f"http://127.0.0.1:{port}/healthz")

@@ -10,16 +10,18 @@ published on the same ``8000 + offset`` port.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
 from typing import Literal
 
-__all__ = ["CALLS", "PORT_OFFSETS", "SPLIT_SERVICES", "SplitStack", "env_for", "url_table"]
+__all__ = ["CALLS", "CONSOLE_ROUTES", "PORT_OFFSETS", "SPLIT_SERVICES", "SplitStack", "console_env", "env_for",
+           "url_table"]
 
 #: Every service of a split deployment and its port offset (8000 + offset by default).
 PORT_OFFSETS: dict[str, int] = {"gateway": 0, "inference": 1, "cleaning": 2, "tools": 3, "envs": 4,
-                                "rollout": 5, "reward": 6}
+                                "rollout": 5, "reward": 6, "console": 7}
 SPLIT_SERVICES: tuple[str, ...] = tuple(PORT_OFFSETS)
 _ROLLOUT_CALLS = ("gateway", "tools", "envs", "reward")
 #: The services each process calls; the queue worker runs every service's tasks (rollout shards,
@@ -32,7 +34,17 @@ CALLS: dict[str, tuple[str, ...]] = {
     "envs": (),
     "rollout": _ROLLOUT_CALLS,
     "reward": (),
+    "console": (),
     "worker": _ROLLOUT_CALLS,
+}
+#: The console reads the public API from the browser through its own origin: rollout's routes by
+#: default, these path prefixes from the service that owns them (prefix -> service, its path there).
+CONSOLE_ROUTES: dict[str, tuple[str, str]] = {
+    "/v1/clean": ("cleaning", "/v1/clean"),
+    "/v1/datasets": ("cleaning", "/v1/datasets"),
+    "/v1/sessions": ("gateway", "/v1/sessions"),
+    "/inference": ("inference", ""),
+    "/v1/rewards": ("reward", "/v1/rewards"),
 }
 
 
@@ -47,6 +59,12 @@ def url_table(kind: Literal["loopback", "compose"] = "loopback", *, host: str = 
 def env_for(process: str, table: dict[str, str]) -> dict[str, str]:
     """The ``TRAJFORGE_<SERVICE>_URL`` variables one process (a service or ``worker``) is given."""
     return {f"TRAJFORGE_{called.upper()}_URL": table[called] for called in CALLS[process]}
+
+
+def console_env(table: dict[str, str]) -> dict[str, str]:
+    """The console's settings: where its API proxy sends each path (``TRAJFORGE_CONSOLE_*``)."""
+    routes = {prefix: table[service] + path for prefix, (service, path) in CONSOLE_ROUTES.items()}
+    return {"TRAJFORGE_CONSOLE_API_URL": table["rollout"], "TRAJFORGE_CONSOLE_ROUTES": json.dumps(routes)}
 
 
 class SplitStack:
@@ -69,7 +87,8 @@ class SplitStack:
     def _env(self, process: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not (k.startswith("TRAJFORGE_") and k.endswith("_URL")
                                                             and k[10:-4].lower() in PORT_OFFSETS)}
-        return {**env, **self.extra_env, **env_for(process, self.table)}
+        extra = console_env(self.table) if process == "console" else {}
+        return {**env, **self.extra_env, **env_for(process, self.table), **extra}
 
     def start(self, *, ready_timeout_s: float = 120.0) -> SplitStack:
         """Start every process and wait for each service's ``/healthz``."""

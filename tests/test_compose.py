@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -80,3 +81,15 @@ def test_up_split_uses_the_same_table_on_loopback_ports() -> None:
         assert str(compose[name]["ports"][0]["published"]) == str(8000 + offset), name
     env = stack._env("rollout")
     assert env["TRAJFORGE_ENVS_URL"] == "http://127.0.0.1:9104" and "TRAJFORGE_INFERENCE_URL" not in env
+    console = stack._env("console")
+    assert console["TRAJFORGE_CONSOLE_API_URL"] == "http://127.0.0.1:9105"
+    assert json.loads(console["TRAJFORGE_CONSOLE_ROUTES"])["/v1/clean"] == "http://127.0.0.1:9102/v1/clean"
+
+
+def test_compose_console_reads_the_api_by_the_same_routes_as_up_split() -> None:
+    from shared.topology import console_env, url_table
+
+    env = yaml.safe_load(_config().stdout)["services"]["console"]["environment"]
+    want = console_env(url_table("compose"))
+    assert env["TRAJFORGE_CONSOLE_API_URL"] == want["TRAJFORGE_CONSOLE_API_URL"]
+    assert json.loads(env["TRAJFORGE_CONSOLE_ROUTES"]) == json.loads(want["TRAJFORGE_CONSOLE_ROUTES"])

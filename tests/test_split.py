@@ -58,7 +58,7 @@ def split_stack(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     env |= {"TRAJFORGE_HOME": str(tmp_path_factory.mktemp("split")), "TRAJFORGE_DATABASE_URL": pg_url,
             "TRAJFORGE_ENV": "test", "TRAJFORGE_LOG_LEVEL": "WARNING", "PYTHONPATH": str(REPO_ROOT),
             "TRAJFORGE_MODEL_CACHE_DIR": str(Settings().model_cache_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "shared.cli", "up", "--split", "--base-port", str(base)],
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "up", "--split", "--base-port", str(base)],
                             cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE, text=True)
     table = url_table("loopback", base_port=base)
     try:
@@ -90,7 +90,7 @@ def _all_up(table: dict[str, str]) -> bool:
 @pytest.fixture
 async def split_key(engine: AsyncEngine, settings: Settings) -> str:
     async with async_sessionmaker(engine)() as session:
-        _, key = await create_key(session, "split-test", salt=settings.key_salt)
+        _, key = await create_key(session, "split-test", salt=settings.key_salt, scope="admin")
         await session.commit()
     return key
 

@@ -57,7 +57,7 @@ def envs_in_a_namespace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
         env |= {"TRAJFORGE_HOME": str(home), "TRAJFORGE_AUTH_ENABLED": "false", "TRAJFORGE_LOG_LEVEL": "WARNING",
                 "PYTHONPATH": str(REPO_ROOT)}
-        proc = subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-m", "shared.cli", "serve", "envs",
+        proc = subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-m", "services.cli", "serve", "envs",
                                  "--host", NS_IP, "--port", "8004"], env=env, cwd=REPO_ROOT)
         url = f"http://{NS_IP}:8004"
         deadline = time.monotonic() + 90
