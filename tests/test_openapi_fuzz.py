@@ -84,7 +84,11 @@ def _fuzz(op: Any, mode: GenerationMode, url: str, headers: dict[str, str], fail
     @given(case=op.as_strategy(generation_mode=mode))
     def run(case: Any) -> None:
         response = case.call(base_url=url, headers=headers, timeout=30)
-        if response.status_code >= 500:
+        # 501 is the documented answer of a route this backend does not implement (the CPU engine's
+        # weight-transfer round): a deliberate problem document, never a crash.
+        refused = response.status_code == 501 and any(
+            k.lower() == "content-type" and "problem+json" in str(v) for k, v in response.headers.items())
+        if response.status_code >= 500 and not refused:
             failures.append(f"{_label(op)} [{mode}] -> {response.status_code}: {response.text[:300]}\n"
                             f"    {case.as_curl_command(headers=headers)[:600]}")
 

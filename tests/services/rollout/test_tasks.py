@@ -33,6 +33,7 @@ from shared.db.session import create_engine_for, make_sessionmaker
 from shared.queue import CeleryDispatcher, task_key
 from shared.queue.dispatch import flush_after_commit
 from shared.settings import Settings
+from shared.toolcalls.prompt import template_handles_tools
 from shared.web import create_app
 from tests.services.rollout.test_service import REWARD, TRUTH
 from tests.workers import REDIS_TEST_URL, Workers, wait_until
@@ -106,6 +107,14 @@ def test_local_model_group_of_four_is_token_exact_and_scored(workers: Workers, s
         decoded = smol_tokenizer.decode(row.prompt_ids + row.response_ids, skip_special_tokens=False)
         rendered = smol_tokenizer.apply_chat_template(row.messages, tools=row.tools or None, tokenize=False,
                                                       add_generation_prompt=False)
+        if row.tools and not template_handles_tools(smol_tokenizer):
+            # SmolLM2's template drops tools, so the rollout offers them in the system prompt; the
+            # database keeps JSON objects, not their key order, so that block is compared as JSON.
+            head, _, decoded = decoded.partition("<|im_end|>")
+            schemas = head.split("<tools>\n", 1)[1].split("\n</tools>", 1)[0].splitlines()
+            assert [json.loads(line) for line in schemas] == row.tools
+            system, _, rendered = rendered.partition("<|im_end|>")
+            assert head.startswith(system)  # the task's own system prompt, then the tool block
         # Token-exact: the ids decode to the rendered conversation, up to the template's closing tail
         # (a turn cut by max_tokens never sampled its end-of-turn token).
         assert rendered.startswith(decoded) and rendered[len(decoded):] in ("", "\n", "<|im_end|>\n"), (

@@ -10,6 +10,7 @@ import pytest
 from services.rollout.token_rollout import MultiTurnRollout
 from shared.errors import InvalidInput
 from shared.schema import SamplingParams, Trajectory
+from shared.toolcalls.prompt import template_handles_tools, with_tool_block
 from tests.services.rollout.support import (
     FunctionTools,
     ScriptedPolicy,
@@ -41,6 +42,9 @@ async def test_ids_decode_to_the_rendered_conversation(smol_tokenizer: Any) -> N
     assert traj.tokens is not None
     decoded = smol_tokenizer.decode(traj.tokens.input_ids, skip_special_tokens=False)
     messages = [m.to_openai() for m in traj.messages]
+    if traj.tools and not template_handles_tools(smol_tokenizer):
+        # SmolLM2's template drops tools: the rollout offers them in the system prompt instead.
+        messages = with_tool_block(messages, [t.model_dump(mode="json") for t in traj.tools])
     rendered = smol_tokenizer.apply_chat_template(messages, tokenize=False)
     # The template writes a newline after the final <|im_end|> the model never samples.
     assert rendered == decoded + "\n"
@@ -82,10 +86,14 @@ async def test_sampled_ids_are_kept_verbatim_where_retokenising_would_differ(smo
 
 
 async def test_max_trajectory_tokens_is_a_total_budget(smol_tokenizer: Any) -> None:
+    full = await run_one(ScriptedPolicy(smol_tokenizer, two_calls_then_answer), smol_tokenizer)
+    assert full.tokens is not None
+    # A budget between the prompt and the whole conversation: the prompt counts toward it too.
+    budget = (len(full.tokens.prompt_ids) + len(full.tokens.input_ids)) // 2
     traj = await run_one(ScriptedPolicy(smol_tokenizer, two_calls_then_answer), smol_tokenizer,
-                         max_trajectory_tokens=90)
+                         max_trajectory_tokens=budget)
     assert traj.stop_reason == "max_total_tokens" and traj.truncated
-    assert traj.tokens is not None and len(traj.tokens.input_ids) <= 90 + 40
+    assert traj.tokens is not None and len(full.tokens.prompt_ids) < len(traj.tokens.input_ids) <= budget + 40
 
 
 async def test_length_stop_keeps_ids_without_an_end_token(smol_tokenizer: Any) -> None:
