@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from services.reward.extract import ROLLOUT_ERROR_PREFIX
 from services.reward.spec import RewardSpec, run_spec
-from shared.schema import RewardRecord, Trajectory, content_text
+from shared.schema import RewardRecord, ScoredTrajectory, Trajectory, content_text
 
 __all__ = ["ScoredTrajectory", "ground_truth_of", "is_rollout_error", "score_trajectories", "score_trajectory"]
-
-
-class ScoredTrajectory(BaseModel):
-    """One trajectory's reward: total, flat metrics, provenance records, status."""
-
-    trajectory_id: str
-    score: float | None
-    metrics: dict[str, float] = Field(default_factory=dict)
-    records: list[RewardRecord] = Field(default_factory=list)
-    status: Literal["ok", "failed", "skipped"] = "ok"
-    mask: bool = False
-    error: str | None = None
 
 
 def ground_truth_of(traj: Trajectory, given: dict[str, Any] | None = None) -> dict[str, Any] | None:

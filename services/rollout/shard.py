@@ -24,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.reward import repository as reward_repo
-from services.reward.service import ScoredTrajectory
 from services.rollout import repository as repo
 from services.rollout.build import build_runtime, needs_services, reward_spec_of
 from services.rollout.engine import GroupResult
@@ -211,7 +210,7 @@ class ShardRun:
                 traj.metadata.update(reward_status="pending", reward_error=exc.message)
             return score_group(trajs, self.reward_spec, ground_truth, pending=True,
                                estimator=self.spec.advantage_estimator)
-        scored = [ScoredTrajectory.model_validate(r.model_dump()) for r in results]
+        scored = list(results)
         for traj in trajs:
             traj.metadata["reward_status"] = "scored"
         return score_group(trajs, self.reward_spec, ground_truth, scored=scored,

@@ -13,13 +13,13 @@ from typing import Any, ClassVar, Literal, Self
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from shared.client import error_from_response
 from shared.clients.openenv import OpenEnvSession
 from shared.clients.transport import Endpoint, Endpoints
 from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
-from shared.schema import ToolInfo, Trajectory
+from shared.schema import ScoredTrajectory, ToolInfo, Trajectory
 from shared.settings import Settings
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "InferenceClient",
     "RewardClient",
     "RolloutClient",
-    "ScoreResult",
     "ServiceClient",
     "ToolOutcome",
     "ToolsClient",
@@ -47,18 +46,6 @@ class ToolOutcome(BaseModel):
     error_kind: str | None = None
     content: str = ""
     latency_s: float = 0.0
-
-
-class ScoreResult(BaseModel):
-    """One trajectory's score from the reward service (its records kept as sent)."""
-
-    trajectory_id: str
-    score: float | None = None
-    metrics: dict[str, float] = Field(default_factory=dict)
-    records: list[dict[str, Any]] = Field(default_factory=list)
-    status: Literal["ok", "failed", "skipped"] = "ok"
-    mask: bool = False
-    error: str | None = None
 
 
 class ServiceClient:
@@ -255,12 +242,12 @@ class RewardClient(ServiceClient):
     service = "reward"
 
     async def score(self, trajectories: list[Trajectory], spec: dict[str, Any],
-                    ground_truths: list[dict[str, Any] | None] | None = None) -> list[ScoreResult]:
+                    ground_truths: list[dict[str, Any] | None] | None = None) -> list[ScoredTrajectory]:
         """Score trajectories with a reward spec (pure: nothing is stored)."""
         body = {"trajectories": [t.model_dump(mode="json") for t in trajectories], "spec": spec,
                 "ground_truths": ground_truths}
         out = await self.request("POST", "/v1/rewards/score", json=body)
-        return [ScoreResult.model_validate(r) for r in out.get("results") or []]
+        return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 
     async def advantages(self, groups: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
         """Advantages and masks per group (``POST /v1/advantages``)."""

@@ -18,6 +18,7 @@ from shared.schema.sampling import SamplingParams
 from shared.schema.trajectory import (
     STOP_REASONS,
     RewardRecord,
+    ScoredTrajectory,
     StepRecord,
     StopReason,
     TokenData,
@@ -41,6 +42,7 @@ __all__ = [
     "Page",
     "Problem",
     "RewardRecord",
+    "ScoredTrajectory",
     "Role",
     "SamplingParams",
     "Step",

@@ -18,6 +18,7 @@ from shared.schema.messages import Message, ToolInfo
 __all__ = [
     "STOP_REASONS",
     "RewardRecord",
+    "ScoredTrajectory",
     "StepRecord",
     "StopReason",
     "TokenData",
@@ -48,6 +49,19 @@ class RewardRecord(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
     weight: float = 1.0
     status: Literal["ok", "failed", "skipped"] = "ok"
+    error: str | None = None
+
+
+
+class ScoredTrajectory(BaseModel):
+    """One trajectory's reward: total, flat metrics, provenance records, status."""
+
+    trajectory_id: str
+    score: float | None
+    metrics: dict[str, float] = Field(default_factory=dict)
+    records: list[RewardRecord] = Field(default_factory=list)
+    status: Literal["ok", "failed", "skipped"] = "ok"
+    mask: bool = False
     error: str | None = None
 
 
