@@ -33,6 +33,7 @@ Run: ``python bench/rollout_sched.py [--seeds 30] [--capacities 128,256,512] [--
 
 from __future__ import annotations
 
+import abc
 import argparse
 import heapq
 import itertools
@@ -107,19 +108,20 @@ def _workload(member: Member, model: Model, prompts: int, group: int) -> list[_T
     return [member(model, p, k) for p in range(prompts) for k in range(group)]
 
 
-class _Rule:
+class _Rule(abc.ABC):
     """A slot-queue key computed when a request starts waiting, and what the rule gets to observe."""
 
+    @abc.abstractmethod
     def key(self, t: _Traj, now: float) -> float:
-        raise NotImplementedError
+        """Smaller keys are served first."""
 
-    def policy_done(self, t: _Traj, seconds: float) -> None:
+    def policy_done(self, t: _Traj, seconds: float) -> None:  # noqa: B027 (observing is optional: rules that ignore it inherit this)
         """A policy call of ``t`` ended after ``seconds`` of service."""
 
-    def tool_done(self, t: _Traj, seconds: float) -> None:
+    def tool_done(self, t: _Traj, seconds: float) -> None:  # noqa: B027 (observing is optional: rules that ignore it inherit this)
         """A tool call of ``t`` ended after ``seconds``."""
 
-    def turn_done(self, t: _Traj, finished: bool) -> None:
+    def turn_done(self, t: _Traj, finished: bool) -> None:  # noqa: B027 (observing is optional: rules that ignore it inherit this)
         """``t`` finished a turn (and maybe the trajectory)."""
 
 

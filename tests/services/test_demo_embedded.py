@@ -44,8 +44,8 @@ def test_without_bubblewrap_optional_sandbox_starts_with_the_code_tools_off(tmp_
     assert "calculator" in names and not names & {"python", "bash"}
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed here")
 def test_with_bubblewrap_the_code_tools_run_in_the_sandbox(tmp_path: Path) -> None:
+    assert shutil.which("bwrap"), "bubblewrap is missing: `make test` installs it"
     settings = _settings(tmp_path, tools_sandbox="optional", tools_pool_size=1)
     with embedded_server(settings) as server, Client(server.url, api_key=server.api_key) as client:
         answer = client._call("POST", "/v1/tools/call", json={"tool_call": {

@@ -28,8 +28,7 @@ def _shared_rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def results():  # type: ignore[no-untyped-def]
     rows = _shared_rows()
-    if not rows:
-        pytest.skip("no shared data folder")
+    assert rows, "the shared data folder is missing (set TRAJFORGE_SHARED_DATA_DIR)"
     step_by_step = QualityPreprocessor(default_pipeline())([dict(r) for r in rows])
     fused = QualityPreprocessor(fuse(default_pipeline()))([dict(r) for r in rows])
     return rows, step_by_step, fused

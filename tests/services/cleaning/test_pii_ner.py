@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from services.cleaning.pii import PIIPresidioFilter
 from services.cleaning.pii_engine import ENGLISH_NER_MODEL
 
-pytest.importorskip(ENGLISH_NER_MODEL)
+# `make install` installs the hash-pinned model; its absence is a failed install, not a reason to skip.
+assert importlib.util.find_spec(ENGLISH_NER_MODEL) is not None, f"{ENGLISH_NER_MODEL} is not installed"
 
 ROW = {"id": "c1", "messages": [
     {"role": "user", "content": "Hi, I'm John Smith and I live in Boston. Ship it to 12 Baker Street please."},

