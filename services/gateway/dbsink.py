@@ -7,10 +7,16 @@ after the last attempt each record is logged in full so nothing is lost
 silently. Reads (``session``) first wait for what this process has queued, then
 read the table, so they work across processes.
 
-A call's slot is (session_id, attempt, seq), unique in the table. Each gateway
-process counts ``seq`` on its own, so two processes (or a restarted one) may pick
-a taken slot: such a record is moved to the session's next free ``seq`` rather
-than dropped.
+Several gateway replicas may append to one session, so the order of a session's
+calls comes from what every replica shares, never from a counter kept in one
+process: rows are read in (attempt, ``created_at``, ``log_id``) order, where
+``created_at`` is when the answering gateway received the call and ``log_id`` is
+numbered by the database at insert (ties, and a stable order for any reader).
+Arrival time leads because a replica writes its queue in the background: the
+next call of a session may reach another replica and be inserted before this
+one's batch lands, while it always arrives after this call was answered. Each
+read numbers the calls 0, 1, 2, ... per attempt (``TraceRecord.sequence``), with
+no gaps. A batch written again after a failed commit is idempotent by row id.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.db.models import GatewayTraceRow
@@ -31,7 +37,7 @@ from shared.traces import TraceRecord
 __all__ = ["DbTraceSink", "record_from_row", "row_from_record"]
 
 log = logging.getLogger(__name__)
-_SLOT = ("session_id", "attempt", "seq")
+_ID = ("id",)
 
 
 def _uuid(value: str | None) -> uuid.UUID | None:
@@ -104,13 +110,13 @@ class DbTraceSink:
             await self._queue.join()
 
     async def session(self, session_id: str) -> list[TraceRecord]:
-        """All records of a session, in (attempt, seq) order, read from the database."""
+        """All records of a session in the database's order, numbered 0, 1, ... per attempt."""
         await self.flush()
         async with self.sessionmaker() as db:
             stmt = (select(GatewayTraceRow).where(GatewayTraceRow.session_id == session_id)
-                    .order_by(GatewayTraceRow.attempt, GatewayTraceRow.seq))
+                    .order_by(GatewayTraceRow.attempt, GatewayTraceRow.created_at, GatewayTraceRow.log_id))
             rows = (await db.execute(stmt)).scalars().all()
-        return [record_from_row(r) for r in rows]
+        return _numbered([record_from_row(r) for r in rows])
 
     async def close(self) -> None:
         """Flush what is queued, then stop the flusher."""
@@ -150,23 +156,14 @@ class DbTraceSink:
 
     async def _write(self, batch: list[TraceRecord]) -> None:
         async with self.sessionmaker() as db:
-            rows = [row_from_record(r) for r in batch]
-            keyed = [r for r in rows if r["session_id"] is not None]
-            await insert_ignore_many(db, GatewayTraceRow, keyed, conflict_columns=_SLOT)
-            db.add_all(GatewayTraceRow(**r) for r in rows if r["session_id"] is None)
-            await db.flush()
-            await self._reslot_missing(db, keyed)
+            await insert_ignore_many(db, GatewayTraceRow, [row_from_record(r) for r in batch], conflict_columns=_ID)
             await db.commit()
 
-    async def _reslot_missing(self, db: AsyncSession, rows: list[dict[str, Any]]) -> None:
-        """Move rows whose slot was already taken (by another process) to the session's next free seq."""
-        if not rows:
-            return
-        ids = [r["id"] for r in rows]
-        stored = set((await db.execute(select(GatewayTraceRow.id).where(GatewayTraceRow.id.in_(ids)))).scalars())
-        for row in (r for r in rows if r["id"] not in stored):
-            top = select(func.max(GatewayTraceRow.seq)).where(
-                GatewayTraceRow.session_id == row["session_id"], GatewayTraceRow.attempt == row["attempt"])
-            row["seq"] = int((await db.execute(top)).scalar_one() or 0) + 1
-            db.add(GatewayTraceRow(**row))
-            await db.flush()
+
+def _numbered(records: list[TraceRecord]) -> list[TraceRecord]:
+    """Number records 0, 1, ... within each attempt, in the order given."""
+    counts: dict[int | None, int] = {}
+    for record in records:
+        record.sequence = counts.get(record.attempt, 0)
+        counts[record.attempt] = record.sequence + 1
+    return records

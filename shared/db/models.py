@@ -40,6 +40,7 @@ from sqlalchemy import (
     Uuid,
 )
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.schema import FetchedValue
 
 from shared.db.base import Base, IdMixin, TimestampMixin, utcnow
 
@@ -211,12 +212,16 @@ class TrajectoryRow(IdMixin, Base):
 
 class GatewayTraceRow(IdMixin, Base):
     __tablename__ = "gateway_trace"
-    # One row per upstream call: a session's (attempt, seq) pair names a call exactly once.
-    __table_args__ = (Index("uq_gateway_trace_session_attempt_seq", "session_id", "attempt", "seq", unique=True),)
+    # One row per upstream call. A session's calls are read in (attempt, created_at, log_id) order:
+    # ``log_id`` is numbered by the database at insert, so several gateway replicas can share a session.
+    __table_args__ = (Index("ix_gateway_trace_session_order", "session_id", "attempt", "created_at", "log_id"),)
 
     session_id: Mapped[str | None] = mapped_column(String(200))
     attempt: Mapped[int] = mapped_column(Integer, default=0)
+    #: The answering replica's own count of the session's calls (informational; never the order).
     seq: Mapped[int] = mapped_column(Integer, default=0)
+    #: Insert order, assigned by the database (a Postgres sequence; the row id on SQLite).
+    log_id: Mapped[int | None] = mapped_column(BigInteger, server_default=FetchedValue())
     api_key_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     model: Mapped[str] = mapped_column(String(300))
     endpoint: Mapped[str] = mapped_column(String(100))

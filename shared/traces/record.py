@@ -7,9 +7,9 @@ them into token-exact trajectories, so the type lives here, once.
 Table the database sink needs (``gateway_trace``, one row per upstream call):
 
     id              text primary key (uuid hex)
-    session_id      text null, indexed with sequence
+    session_id      text null, indexed with attempt, created_at, log_id
     attempt         text null
-    sequence        int   (per session, in arrival order)
+    sequence        int   (per session and attempt: the call's place, 0, 1, ... as read back)
     endpoint        text  (/v1/chat/completions | /v1/completions)
     model           text  (public model name)
     replica         text  (replica id that answered, after failover)
@@ -30,7 +30,10 @@ Table the database sink needs (``gateway_trace``, one row per upstream call):
     api_key_id      text null
     created_at      timestamptz (epoch seconds here)
 
-Unique on (session_id, attempt, sequence) where session_id is not null.
+The database sink stores the answering replica's own count as ``seq`` and reads
+a session in (attempt, created_at, log_id) order, ``log_id`` numbered by the
+database at insert, then numbers the records itself: several gateway replicas
+may serve one session (``services.gateway.dbsink``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DbTraceSink against Postgres: batched writes, reads across sinks, taken slots moved, failures logged."""
+"""DbTraceSink against Postgres: batched writes, reads across sinks in the database's order, failures logged."""
 
 from __future__ import annotations
 
@@ -13,34 +13,50 @@ from shared.traces import TraceRecord
 
 
 def _record(session_id: str | None, seq: int, **extra: object) -> TraceRecord:
+    fields: dict[str, object] = {"request": {"messages": []}, **extra}
     return TraceRecord(session_id=session_id, sequence=seq, endpoint="/v1/chat/completions", model="m",
-                       request={"messages": []}, prompt_token_ids=[1, 2], completion_token_ids=[3],
-                       logprobs=[-0.5], **extra)  # type: ignore[arg-type]
+                       prompt_token_ids=[1, 2], completion_token_ids=[3], logprobs=[-0.5],
+                       **fields)  # type: ignore[arg-type]
 
 
-async def test_records_are_batched_and_read_back_in_order(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+async def test_records_are_batched_and_read_back_in_arrival_order(
+        sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     sink = DbTraceSink(sessionmaker, batch_size=2)
-    for seq in (2, 0, 1):
-        await sink.write(_record("a", seq, attempt=1))
+    for seq in (2, 0, 1):  # a replica's own count is not the order: arrival is
+        await sink.write(_record("a", seq, attempt=1, request={"messages": [], "n": seq}))
     await sink.write(_record(None, 0))
     records = await sink.session("a")
     await sink.close()
-    assert [r.sequence for r in records] == [0, 1, 2] and {r.attempt for r in records} == {1}
+    assert [r.sequence for r in records] == [0, 1, 2] and [r.request["n"] for r in records] == [2, 0, 1]
+    assert {r.attempt for r in records} == {1}
     assert records[0].completion_token_ids == [3] and records[0].logprobs == [-0.5]
     assert sink.written == 4 and sink.lost == 0
 
 
-async def test_a_taken_slot_moves_to_the_next_free_seq(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
-    # Two gateway processes count seq on their own: the second record must not be dropped.
+async def test_two_sinks_counting_alike_both_keep_their_records(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    # Two gateway processes each number the session from 0: both records stay, in the order they arrived.
     first, second = DbTraceSink(sessionmaker), DbTraceSink(sessionmaker)
-    await first.write(_record("b", 0, status="ok"))
+    early = _record("b", 0, status="ok")
+    late = _record("b", 0, status="error", error_code="upstream_error")
+    await second.write(late)  # the later call's row lands first: the arrival time still orders it
+    await second.flush()
+    await first.write(early.model_copy(update={"created_at": late.created_at - 1.0}))
     await first.flush()
-    await second.write(_record("b", 0, status="error", error_code="upstream_error"))
     records = await second.session("b")
     await first.close()
     await second.close()
     assert [(r.sequence, r.status) for r in records] == [(0, "ok"), (1, "error")]
     assert records[1].error_code == "upstream_error"
+
+
+async def test_a_batch_written_twice_stores_each_record_once(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    sink = DbTraceSink(sessionmaker)
+    record = _record("d", 0)
+    await sink.write(record)
+    await sink.write(record)  # a retried batch whose first commit went through
+    records = await sink.session("d")
+    await sink.close()
+    assert [r.id for r in records] == [record.id]
 
 
 async def test_a_failed_write_is_retried_then_logged_with_the_record(caplog: pytest.LogCaptureFixture) -> None:
