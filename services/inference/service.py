@@ -161,6 +161,8 @@ async def chat_completion(engine: Engine, req: ChatCompletionRequest) -> dict[st
         "id": new_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()),
         "model": engine.name, "choices": [_chat_choice(o, req, text_of) for o in outs],
         "usage": usage(len(prompt_ids), sum(len(o.token_ids) for o in outs)),
+        # Which weights sampled this (the gateway stores it on the trace, a rollout on its trajectory).
+        "weight_version": str(engine.weight_version),
     }
     if req.return_token_ids:
         body["prompt_token_ids"] = prompt_ids
@@ -210,4 +212,5 @@ async def completion(engine: Engine, req: CompletionRequest) -> dict[str, Any]:
             choice["prompt_logprobs"] = await _prompt_logprobs(engine, prompt)
     produced = sum(len(o.token_ids) for outs in results for o in outs)
     return {"id": new_id("cmpl"), "object": "text_completion", "created": int(time.time()), "model": engine.name,
-            "choices": choices, "usage": usage(sum(len(p) for p in prompts), produced)}
+            "choices": choices, "usage": usage(sum(len(p) for p in prompts), produced),
+            "weight_version": str(engine.weight_version)}

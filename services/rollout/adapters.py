@@ -37,6 +37,7 @@ __all__ = [
     "BackendPolicy",
     "EnvExecutor",
     "ToolManagerExecutor",
+    "chat_output",
     "local_token_bridge",
     "register_policy",
     "toolcall_parser",
@@ -99,7 +100,7 @@ class BackendPolicy:
                                 "logprobs": True, "return_token_ids": True, **(extra_body or {})}
         if tools:
             body["tools"] = tools
-        return _chat_output(await upstream.post_json("/v1/chat/completions", body))
+        return chat_output(await upstream.post_json("/v1/chat/completions", body))
 
 
 #: ``extra_body`` keys a tokenizer-rendering policy passes to the chat template as they are.
@@ -139,7 +140,8 @@ def tokenizer_policy(extra_body: dict[str, Any] | None, sampling: SamplingParams
     return template, sampling
 
 
-def _chat_output(answer: dict[str, Any]) -> PolicyOutput:
+def chat_output(answer: dict[str, Any]) -> PolicyOutput:
+    """An OpenAI chat completion (with vLLM's ``token_ids`` when present) as a ``PolicyOutput``."""
     choice = (answer.get("choices") or [{}])[0]
     message = choice.get("message") or {}
     content = (choice.get("logprobs") or {}).get("content") or []

@@ -7,6 +7,7 @@ failed shard later. ``build_runtime`` builds what one shard runs with.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,8 @@ from services.rollout.adapters import (
 from services.rollout.bridge import TokenBridge
 from services.rollout.engine import AsyncRolloutEngine, ToolsSource
 from services.rollout.errors import ProcessorLoadError
+from services.rollout.gateway_link import session_id_for
+from services.rollout.gateway_policy import GatewayPolicy
 from services.rollout.ports import Policy, ToolExecutor
 from services.rollout.processors import ProcessorSpec, load_processor
 from services.rollout.remote import RemoteEnv, ServiceLink, ToolsServiceExecutor
@@ -43,10 +46,13 @@ __all__ = [
     "check_spec",
     "env_registry",
     "needs_services",
+    "policy_via_gateway",
     "reward_spec_of",
 ]
 
 _ENVS: EnvRegistry | None = None
+# A policy call with no trajectory timeout of its own: long enough for a CPU engine's turn.
+_POLICY_TIMEOUT_S = 600.0
 
 
 def env_registry() -> EnvRegistry:
@@ -123,23 +129,51 @@ class RolloutRuntime:
         self.executors.clear()
 
 
-def needs_services(spec: RolloutRunSpec) -> bool:
-    """True when the shard calls other services (tools or reward service, a remote env)."""
-    return bool(spec.tools) or spec.reward is not None or (spec.env is not None and spec.env.base_url is not None)
-
-
-async def _policy(spec: RolloutRunSpec) -> tuple[Policy, TokenBridge | None]:
+def policy_via_gateway(spec: RolloutRunSpec) -> bool:
+    """True when the job's policy is the deployment's (no backend, or ``local``): reached through the gateway."""
     backend = spec.policy.backend
-    name = backend.name if backend else "local"
-    config = {k: v for k, v in (backend.model_dump(exclude={"name"}) if backend else {}).items() if v is not None}
-    if name in POLICY_FACTORIES:
-        policy = POLICY_FACTORIES[name](**config)
+    return backend is None or backend.name == "local"
+
+
+def needs_services(spec: RolloutRunSpec) -> bool:
+    """True when the shard calls other services (gateway, tools or reward service, a remote env)."""
+    return (policy_via_gateway(spec) or bool(spec.tools) or spec.reward is not None
+            or (spec.env is not None and spec.env.base_url is not None))
+
+
+async def _gateway_policy(spec: RolloutRunSpec, link: ServiceLink, job_id: uuid.UUID | None
+                          ) -> tuple[Policy, TokenBridge | None]:
+    """The gateway's policy; token mode keeps the local engine's tokenizer for the template bridges."""
+    client = await link.gateway()
+    backend_model = spec.policy.backend.model if spec.policy.backend else None
+    model = backend_model or spec.policy.model or next(iter(await client.models()), None)
+    if model is None:
+        raise ValidationFailed("the gateway serves no model: configure its upstreams or give policy.model",
+                               param="policy.model")
+    bridge = await local_token_bridge() if spec.mode == "tokens" else None
+    prefix = job_id if job_id is not None else uuid.uuid4()
+
+    def session_for(traj: Trajectory) -> str:
+        return session_id_for(prefix, str(traj.metadata.get("task_id") or traj.metadata.get("prompt_id")),
+                              traj.sample_index or 0, 0)
+
+    timeout_s = spec.limits.timeout_s or _POLICY_TIMEOUT_S
+    return GatewayPolicy(client, model=model, session_for=session_for, timeout_s=timeout_s), bridge
+
+
+async def _policy(spec: RolloutRunSpec, link: ServiceLink | None, job_id: uuid.UUID | None
+                  ) -> tuple[Policy, TokenBridge | None]:
+    if policy_via_gateway(spec):
+        assert link is not None, "the policy is reached through the gateway: the shard needs its service link"
+        return await _gateway_policy(spec, link, job_id)
+    backend = spec.policy.backend
+    assert backend is not None
+    config = {k: v for k, v in backend.model_dump(exclude={"name"}).items() if v is not None}
+    if backend.name in POLICY_FACTORIES:
+        policy = POLICY_FACTORIES[backend.name](**config)
         return policy, getattr(policy, "bridge", None)
-    if name == "local":
-        bridge = await local_token_bridge()
-        return BackendPolicy(backend_registry().create("local"), tokenizer=bridge.tokenizer), bridge
     model = config.pop("model", None) or spec.policy.model
-    return BackendPolicy(backend_registry().create(name, model=model, **config), model=model), None
+    return BackendPolicy(backend_registry().create(backend.name, model=model, **config), model=model), None
 
 
 async def _tools(spec: RolloutRunSpec, runtime: RolloutRuntime, link: ServiceLink | None) -> ToolsSource:
@@ -168,10 +202,10 @@ async def _tools(spec: RolloutRunSpec, runtime: RolloutRuntime, link: ServiceLin
     return None
 
 
-async def build_runtime(spec: RolloutRunSpec, settings: Settings, link: ServiceLink | None = None
-                        ) -> RolloutRuntime:
-    """The engine one shard runs with (the local model loads here on first use)."""
-    policy, bridge = await _policy(spec)
+async def build_runtime(spec: RolloutRunSpec, settings: Settings, link: ServiceLink | None = None, *,
+                        job_id: uuid.UUID | None = None) -> RolloutRuntime:
+    """The engine one shard runs with; the policy's calls go through the gateway unless a backend is named."""
+    policy, bridge = await _policy(spec, link, job_id)
     mode = spec.mode if bridge is not None else "messages"
     runtime = RolloutRuntime()
     tools = await _tools(spec, runtime, link)

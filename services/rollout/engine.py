@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -130,7 +130,12 @@ class AsyncRolloutEngine:
             tools.tool_infos() if tools is not None else [])
         traj.tools = [ToolInfo.model_validate(t) for t in tool_infos]
         messages = [m.to_openai() for m in traj.messages]
-        return Episode(self.ctx, self._transcript(messages, tool_infos), traj, tools)
+        return Episode(self.ctx, self._transcript(messages, tool_infos), traj, tools, policy=self._policy_for(traj))
+
+    def _policy_for(self, traj: Trajectory) -> Policy:
+        """The policy bound to one trajectory when it offers that (a gateway session per trajectory)."""
+        bind = getattr(self.ctx.policy, "for_trajectory", None)
+        return self.ctx.policy if bind is None else cast(Policy, bind(traj))
 
     def _transcript(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Transcript:
         if self.mode == "tokens":

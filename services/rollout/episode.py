@@ -71,8 +71,10 @@ class Episode:
     """Runs one trajectory; ``trajectory`` is complete even if the run is cancelled."""
 
     def __init__(self, ctx: EpisodeContext, transcript: Transcript, traj: Trajectory,
-                 tools: ToolExecutor | None) -> None:
+                 tools: ToolExecutor | None, *, policy: Policy | None = None) -> None:
         self.ctx, self.transcript, self.trajectory, self.tools = ctx, transcript, traj, tools
+        #: The context's policy, or one bound to this trajectory (its own gateway session).
+        self.policy = policy or ctx.policy
         self.steps: list[StepRecord] = []
         self.turns = 0
         self.attained = Attained()
@@ -161,7 +163,7 @@ class Episode:
             try:
                 async with self._slot():
                     self.ctx.stats["policy_calls"] += 1
-                    return await self.transcript.sample(self.ctx.policy, sampling, self.ctx.extra_body)
+                    return await self.transcript.sample(self.policy, sampling, self.ctx.extra_body)
             except _RETRYABLE:
                 if attempt >= self.ctx.limits.max_api_retries:
                     raise

@@ -159,7 +159,7 @@ class ShardRun:
         return await self._run_engine(groups, self.link)
 
     async def _run_engine(self, groups: list[OpenGroup], link: ServiceLink | None) -> list[Any]:
-        runtime = await build_runtime(self.spec, self.settings, link)
+        runtime = await build_runtime(self.spec, self.settings, link, job_id=self.job_id)
         try:
             assert runtime.engine is not None
             return await self._run_all(runtime.engine, groups)

@@ -119,16 +119,20 @@ class GatewayClient(ServiceClient):
         """The path under which calls are recorded as ``session_id``."""
         return f"/sessions/{quote(session_id, safe='')}"
 
-    async def chat_completions(self, body: dict[str, Any], *, session_id: str | None = None) -> dict[str, Any]:
+    async def chat_completions(self, body: dict[str, Any], *, session_id: str | None = None,
+                               timeout_s: float | None = None) -> dict[str, Any]:
         """``POST /v1/chat/completions`` (under the session's path when given); not retried here."""
         root = self.session_root(session_id) if session_id else ""
-        out: dict[str, Any] = await self.request("POST", f"{root}/v1/chat/completions", json=body, retry=False)
+        out: dict[str, Any] = await self.request("POST", f"{root}/v1/chat/completions", json=body, retry=False,
+                                                 timeout_s=timeout_s)
         return out
 
-    async def completions(self, body: dict[str, Any], *, session_id: str | None = None) -> dict[str, Any]:
+    async def completions(self, body: dict[str, Any], *, session_id: str | None = None,
+                          timeout_s: float | None = None) -> dict[str, Any]:
         """``POST /v1/completions`` (token prompts allowed); not retried here."""
         root = self.session_root(session_id) if session_id else ""
-        out: dict[str, Any] = await self.request("POST", f"{root}/v1/completions", json=body, retry=False)
+        out: dict[str, Any] = await self.request("POST", f"{root}/v1/completions", json=body, retry=False,
+                                                 timeout_s=timeout_s)
         return out
 
     async def models(self) -> list[str]:
