@@ -10,7 +10,9 @@ policy requests at once. Printed side by side, as ratios and absolute figures:
 - makespan vs the lower bound max(longest trajectory chain, policy work / capacity);
 - makespan vs the turn-barrier baseline (one batch per turn, wait for the slowest);
 - orchestration CPU per turn (process time of this process / turns), over HTTP and in-process;
-- 1,000 concurrent trajectories in one process, with the error count.
+- 1,000 concurrent trajectories in one process, with the error count;
+- the policy called directly vs through the embedded gateway (its app in this process behind
+  ``GatewayPolicy``, each call a trace row), as a job's shard calls it: makespan ratio and CPU per turn.
 
 Run: ``python bench/rollout.py`` from the repository root.
 """
@@ -19,17 +21,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import multiprocessing as mp
 import random
 import re
 import sys
+import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
 from services.rollout.schedule import SCHEDULES, Schedule
@@ -143,6 +150,8 @@ class _Upstream:
                     out: dict[str, Any] = {}
                 elif path == "/stats":
                     out = {"peak_inflight": self.peak}
+                elif path == "/v1/chat/completions":
+                    out = _openai_chat(await self.policy(_request_for(json.loads(raw)["messages"])))
                 else:
                     out = await (self.policy if path == "/policy" else self.tool)(json.loads(raw))
                 data = json.dumps(out).encode()
@@ -152,6 +161,17 @@ class _Upstream:
             pass
         finally:
             writer.close()
+
+
+def _openai_chat(reply: dict[str, Any]) -> dict[str, Any]:
+    """A simulated turn as the OpenAI chat answer a vLLM upstream gives (token ids included)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply["text"]}
+    if reply["tool_calls"]:
+        message["tool_calls"] = reply["tool_calls"]
+    return {"id": "chatcmpl-sim", "object": "chat.completion", "created": 0, "model": "sim",
+            "choices": [{"index": 0, "message": message, "token_ids": [0] * reply["tokens"],
+                         "finish_reason": "tool_calls" if reply["tool_calls"] else "stop"}],
+            "prompt_token_ids": [0], "usage": {"prompt_tokens": 1, "completion_tokens": reply["tokens"]}}
 
 
 def _serve(model_kw: dict[str, Any], capacity: int, conn: Any) -> None:
@@ -251,10 +271,10 @@ def _prompts(n: int) -> list[dict[str, Any]]:
     return [{"id": f"p{i}", "messages": [{"role": "user", "content": f"p{i}"}]} for i in range(n)]
 
 
-async def run_engine(client: Loopback, prompts: int, group: int, concurrency: int, schedule: Schedule
-                     ) -> tuple[float, float, int, int]:
+async def run_engine(client: Loopback, prompts: int, group: int, concurrency: int, schedule: Schedule,
+                     policy: Any = None) -> tuple[float, float, int, int]:
     """(makespan s, process CPU s, turns, error count) for AsyncRolloutEngine."""
-    engine = AsyncRolloutEngine(HttpPolicy(client), tools=HttpTools(client), concurrency=concurrency,
+    engine = AsyncRolloutEngine(policy or HttpPolicy(client), tools=HttpTools(client), concurrency=concurrency,
                                 limits=RolloutLimits(max_turns=MAX_TURNS), schedule=schedule)
     cpu0, t0 = time.process_time(), time.perf_counter()
     groups = await engine.collect_batch(_prompts(prompts), group_size=group)
@@ -339,6 +359,60 @@ async def compare(client: Loopback, model: Model, args: argparse.Namespace, capa
             "calls": calls, "wall": wall, "cpu": cpu, "turns": turns, "errors": errors, "barrier": barrier}
 
 
+@contextlib.asynccontextmanager
+async def embedded_gateway(port: int, db_path: Path) -> AsyncIterator[Any]:
+    """The gateway in this process, as a job's shard reaches it when embedded: its app behind the
+    gateway client (``GatewayPolicy``), every call a trace row (SQLite, batched), its upstream the
+    simulated policy on loopback."""
+    from fastapi import FastAPI
+
+    from services.gateway import dbsink
+    from services.gateway.config import GatewayConfig, UpstreamSpec
+    from services.gateway.routes import router
+    from services.gateway.service import build_gateway
+    from services.rollout.gateway_policy import GatewayPolicy
+    from shared.clients import Endpoint, GatewayClient
+    from shared.db.migrate import upgrade
+    from shared.db.session import make_sessionmaker
+
+    url = f"sqlite+aiosqlite:///{db_path}"
+    await asyncio.to_thread(upgrade, url)
+    engine = create_async_engine(url)
+    sink = dbsink.DbTraceSink(make_sessionmaker(engine))
+    app = FastAPI()
+    app.include_router(router)
+    app.state.gateway = build_gateway(GatewayConfig(upstreams=[UpstreamSpec(
+        model="sim", url=f"http://127.0.0.1:{port}", name="sim", logprobs=False)]), sink=sink)
+    client = GatewayClient(Endpoint("gateway", "http://gateway.internal", app), timeout_s=600)
+    try:
+        yield GatewayPolicy(client, model="sim", session_for=lambda t: f"bench-{t.id}")
+    finally:
+        await client.aclose()
+        await sink.close()
+        await app.state.gateway.pool.aclose()
+        await engine.dispose()
+
+
+async def compare_gateway(client: Loopback, args: argparse.Namespace, capacity: int) -> dict[str, Any]:
+    """Makespan with the policy called directly vs through the embedded gateway, alternating runs."""
+    direct, via, cpu = [], [], {"direct": 0.0, "gateway": 0.0}
+    turns = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.gateway_repeats):
+            await client.post("/reset", {"capacity": capacity})
+            wall, c, turns, _ = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
+            direct.append(wall)
+            cpu["direct"] += c
+            async with embedded_gateway(client.port, Path(tmp) / f"traces{rep}.db") as policy:
+                await client.post("/reset", {"capacity": capacity})
+                wall, c, turns, errors = await run_engine(client, args.prompts, args.group, capacity, args.schedule,
+                                                          policy)
+            via.append(wall)
+            cpu["gateway"] += c
+            assert errors == 0, f"{errors} trajectories failed through the gateway"
+    return {"capacity": capacity, "direct": direct, "gateway": via, "cpu": cpu, "turns": turns}
+
+
 async def main(args: argparse.Namespace) -> None:
     """Run the comparisons and print the report."""
     model_kw: dict[str, Any] = {"seed": args.seed, "policy_median_s": args.policy_median_s,
@@ -350,6 +424,7 @@ async def main(args: argparse.Namespace) -> None:
         rows = [await compare(client, Model(**model_kw), args, cap) for cap in args.capacities]
         engine_cpu, engine_turns = await engine_cpu_per_turn(args.prompts, args.group)
         big = await _thousand(client, args.capacity_1k)
+        through = await compare_gateway(client, args, args.capacities[0]) if args.gateway_repeats else None
     finally:
         client.close()
         proc.terminate()
@@ -358,6 +433,21 @@ async def main(args: argparse.Namespace) -> None:
     for row in rows:
         _report_row(row)
     _report_tail(engine_cpu, engine_turns, big)
+    if through is not None:
+        _report_gateway(through)
+
+
+def _report_gateway(m: dict[str, Any]) -> None:
+    d, g = sorted(m["direct"]), sorted(m["gateway"])
+    med_d, med_g = d[len(d) // 2], g[len(g) // 2]
+    runs = len(d)
+    print(f"policy through the embedded gateway (capacity {m['capacity']}, {runs} alternating runs each, "
+          f"every call a trace row):")
+    print(f"  direct policy   makespan median {med_d:.3f} s (runs {', '.join(f'{x:.3f}' for x in m['direct'])})")
+    print(f"  via gateway     makespan median {med_g:.3f} s (runs {', '.join(f'{x:.3f}' for x in m['gateway'])})")
+    print(f"  makespan ratio gateway/direct {med_g / med_d:.4f} (target <= 1.02)")
+    print(f"  CPU per turn: direct {m['cpu']['direct'] / runs / m['turns'] * 1e3:.3f} ms, "
+          f"via gateway {m['cpu']['gateway'] / runs / m['turns'] * 1e3:.3f} ms")
 
 
 async def _thousand(client: Loopback, capacity: int) -> dict[str, Any]:
@@ -414,6 +504,8 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--tool-scale-s", type=float, default=0.02)
     ap.add_argument("--tool-cap-s", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--gateway-repeats", type=int, default=3,
+                    help="alternating direct / through-the-gateway runs at the first capacity (0: skip)")
     ap.add_argument("--schedule", choices=SCHEDULES, default="turns",
                     help="the engine's slot scheduling rule (services/rollout/schedule.py)")
     return ap.parse_args()

@@ -6,6 +6,8 @@ wants); tool execution happens outside the cap, so it overlaps other
 trajectories' inference. A group returns as soon as ``group_size`` members
 have finished; with over-sampling (``oversample=k``) the remaining members are
 cancelled and recorded as cut, with the reason, so length bias can be measured.
+A policy with ``for_trajectory`` (``GatewayPolicy``) is bound to each trajectory, so
+each one calls under its own gateway session.
 """
 
 from __future__ import annotations
