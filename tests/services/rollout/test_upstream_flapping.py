@@ -146,3 +146,25 @@ async def test_a_flapping_upstream_is_retried_then_api_error_and_the_job_finishe
         assert len(times) == ATTEMPTS, call
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         assert all(g >= BASE_BACKOFF_S * 0.75 for g in gaps), (call, gaps)
+
+
+async def test_split_the_shard_reaches_the_gateway_by_its_url(
+        settings: Settings, engine: AsyncEngine, flaky: tuple[Flaky, ServerThread], tmp_path: Path) -> None:
+    # TRAJFORGE_GATEWAY_URL set: the same client goes over loopback HTTP to a gateway in its own server.
+    from services.gateway.app import SERVICE as GATEWAY
+    from shared.web import create_app
+    from tests.conftest import LoopbackServer
+
+    _, upstream = flaky
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": [{"model": "policy", "url": upstream.url, "name": "flaky"}]}))
+    gateway = create_app(GATEWAY, settings=settings.model_copy(update={"gateway_config": str(config)}))
+    body = {"tasks": [{"id": "split", "messages": [{"role": "user", "content": "ok over the wire"}]}],
+            "group_size": 2, "mode": "messages", "tools": ["calculator"], "limits": {"max_turns": 3, "timeout_s": 60}}
+    with LoopbackServer(gateway) as server:
+        async with rollout_app(settings, engine, gateway_url=server.url) as harness:
+            job, items = await harness.run(body)
+            rows = {i["metadata"]["session_id"]: await harness.trace_rows(i["metadata"]["session_id"]) for i in items}
+    assert job["status"] == "succeeded" and job["counts"]["trajectories"] == 2, job
+    assert all(i["stop_reason"] == "stop" and i["turns"] == 2 for i in items)
+    assert {len(r) for r in rows.values()} == {2} and all(t.status == "ok" for r in rows.values() for t in r)
