@@ -17,6 +17,8 @@ next call of a session may reach another replica and be inserted before this
 one's batch lands, while it always arrives after this call was answered. Each
 read numbers the calls 0, 1, 2, ... per attempt (``TraceRecord.sequence``), with
 no gaps. A batch written again after a failed commit is idempotent by row id.
+A reader flushes only its own replica's queue: a call another replica answered
+shows once that replica's flusher has written it (normally within one batch).
 """
 
 from __future__ import annotations

@@ -63,6 +63,19 @@ async def _call(client: httpx.AsyncClient, session_id: str, messages: list[dict[
     return out
 
 
+async def _traces(reader: httpx.AsyncClient, session_id: str, count: int) -> list[dict[str, Any]]:
+    """The session's traces once ``count`` are stored: a reader flushes its own queue, not the other
+    replica's, whose last batch may still be on its way to the database."""
+    import asyncio
+
+    for _ in range(200):
+        traces: list[dict[str, Any]] = (await reader.get(f"/v1/sessions/{session_id}/traces")).json()
+        if len(traces) >= count:
+            return traces
+        await asyncio.sleep(0.05)
+    return traces
+
+
 async def test_two_replicas_appending_to_one_session_read_back_in_call_order(
         replicas: list[httpx.AsyncClient]) -> None:
     a, b = replicas
@@ -73,7 +86,7 @@ async def test_two_replicas_appending_to_one_session_read_back_in_call_order(
         messages += [{"role": "assistant", "content": reply["choices"][0]["message"]["content"]},
                      {"role": "user", "content": f"turn {turn + 1}"}]
     for reader in (a, b):
-        traces = (await reader.get("/v1/sessions/shared-session/traces")).json()
+        traces = await _traces(reader, "shared-session", len(order))
         assert [t["sequence"] for t in traces] == list(range(len(order)))  # gap-free, one per call
         assert [t["request"]["messages"][-1]["content"] for t in traces] == [f"turn {i}" for i in range(len(order))]
         merged = (await reader.get("/v1/sessions/shared-session/trajectory")).json()
@@ -94,6 +107,6 @@ async def test_concurrent_sessions_on_both_replicas_keep_each_sessions_order(
     names = [f"s{i}" for i in range(6)]
     await asyncio.gather(*(conversation(n, i) for i, n in enumerate(names)))
     for name in names:
-        traces = (await replicas[0].get(f"/v1/sessions/{name}/traces")).json()
+        traces = await _traces(replicas[0], name, 6)
         assert [t["sequence"] for t in traces] == list(range(6))
         assert [t["request"]["messages"][-1]["content"] for t in traces] == [f"{name} {i}" for i in range(6)]
