@@ -159,9 +159,7 @@ async def fail_shard(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID,
 
 
 def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
-    from services.reward.repository import trajectory_from_row
-
-    data = trajectory_from_row(row).to_row()
+    data = repo.trajectory_from_row(row).to_row()
     if row.prompt_ids is not None:
         data["tokens"] = {"prompt_ids": row.prompt_ids, "response_ids": row.response_ids,
                           "loss_mask": row.loss_mask, "logprobs": row.logprobs,
