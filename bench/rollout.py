@@ -12,6 +12,10 @@ policy requests at once. Printed side by side, as ratios and absolute figures:
 - orchestration CPU per turn (process time of this process / turns), over HTTP and in-process;
 - 1,000 concurrent trajectories in one process, with the error count.
 
+With ``--mode embedded,split`` the same workload also runs with its tool calls through the tools
+service's client, its app in this process and in its own process over loopback HTTP
+(``bench/rollout_split.py``), printed next to the direct run.
+
 Run: ``python bench/rollout.py`` from the repository root.
 """
 
@@ -350,6 +354,7 @@ async def main(args: argparse.Namespace) -> None:
         rows = [await compare(client, Model(**model_kw), args, cap) for cap in args.capacities]
         engine_cpu, engine_turns = await engine_cpu_per_turn(args.prompts, args.group)
         big = await _thousand(client, args.capacity_1k)
+        modes = await _modes(client, port, Model(**model_kw), args) if args.mode else None
     finally:
         client.close()
         proc.terminate()
@@ -358,6 +363,16 @@ async def main(args: argparse.Namespace) -> None:
     for row in rows:
         _report_row(row)
     _report_tail(engine_cpu, engine_turns, big)
+    if modes is not None:
+        from bench.rollout_split import report
+
+        report(modes, args.capacities[0])
+
+
+async def _modes(client: Loopback, port: int, model: Model, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from bench.rollout_split import run_modes
+
+    return await run_modes(client, port, model, args, args.mode)
 
 
 async def _thousand(client: Loopback, capacity: int) -> dict[str, Any]:
@@ -416,6 +431,9 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--schedule", choices=SCHEDULES, default="turns",
                     help="the engine's slot scheduling rule (services/rollout/schedule.py)")
+    ap.add_argument("--mode", type=lambda v: [m for m in v.split(",") if m], default=[],
+                    help="also run with tool calls through the tools service: embedded, split, or both "
+                         "(comma-separated; bench/rollout_split.py)")
     return ap.parse_args()
 
 
