@@ -237,7 +237,8 @@ def _groups_and_rows(stack: _Stack, job_id: str) -> tuple[list[dict[str, Any]], 
         conn = await asyncpg.connect(f"postgresql://postgres@127.0.0.1:{stack.postgres.port}/trajforge")
         try:
             job = uuid.UUID(job_id)
-            groups = await conn.fetch("SELECT id, task_id, status, error FROM trajectory_group WHERE job_id = $1",
+            groups = await conn.fetch("SELECT id, task_id, status, summary->>'error' AS error FROM trajectory_group "
+                                      "WHERE job_id = $1",
                                       job)
             rows = await conn.fetch("SELECT id, group_id, sample_index, attempt, stop_reason FROM trajectory "
                                     "WHERE job_id = $1", job)
