@@ -5,7 +5,10 @@ with one ``add`` call at once, so the env path is all that is measured):
 
 - in-process: the counter env built in the worker (``env.name``), stepped on the event loop;
 - remote: the same env hosted by the envs router in its own uvicorn process on loopback
-  (``env.base_url``), one WebSocket session per trajectory (``services.rollout.remote``).
+  (``env.base_url``), one WebSocket session per trajectory (``services.rollout.remote``);
+- envs service by name, embedded: ``env.name`` as a rollout job now runs it without
+  ``TRAJFORGE_ENVS_URL``, the envs app in this process through the envs client (OpenEnv over an
+  in-process ASGI WebSocket; its CPU is this process's).
 
 Tools the same way: the calculator run in the worker by a ``ToolManager`` (the old in-worker
 path), through the tools service's client with the service's app in this process (embedded),
@@ -34,7 +37,7 @@ from services.envs.builtin import register_builtins  # noqa: E402
 from services.envs.registry import EnvRegistry  # noqa: E402
 from services.rollout.adapters import EnvExecutor, toolcall_parser  # noqa: E402
 from services.rollout.engine import AsyncRolloutEngine  # noqa: E402
-from services.rollout.limits import RolloutLimits  # noqa: E402
+from services.rollout import RolloutLimits  # noqa: E402
 from services.rollout.ports import PolicyOutput  # noqa: E402
 from services.rollout.remote import RemoteEnv  # noqa: E402
 from services.rollout.schemas import EnvSpec  # noqa: E402
@@ -71,7 +74,10 @@ async def _run(tools: Any, trajectories: int, turns: int) -> tuple[float, float,
     return wall, cpu, steps
 
 
-async def main(trajectories: int, turns: int) -> None:
+async def main(trajectories: int, turns: int, home: str) -> None:
+    from shared.clients import Endpoints, EnvsClient
+    from shared.settings import Settings
+
     registry = register_builtins(EnvRegistry())
     executors: list[EnvExecutor] = []
 
@@ -87,6 +93,12 @@ async def main(trajectories: int, turns: int) -> None:
         rows = {}
         for name, source in (("in-process env", local), ("remote env (WS, loopback)", remote.executor)):
             rows[name] = await _run(source, trajectories, turns)
+        settings = Settings(home=home, auth_enabled=False, log_level="WARNING", tools_sandbox="optional",
+                            envs_max_sessions=4 * trajectories)
+        async with Endpoints(settings) as endpoints, await EnvsClient.open(endpoints) as envs:
+            by_name = await RemoteEnv.of_service(EnvSpec(name="counter"), envs)
+            await _run(by_name.executor, 4, 2)  # warm-up
+            rows["env.name, embedded envs app"] = await _run(by_name.executor, trajectories, turns)
     finally:
         proc.terminate()
         proc.wait()
@@ -95,8 +107,9 @@ async def main(trajectories: int, turns: int) -> None:
     print(f"{'':28s} {'steps':>7s} {'wall s':>8s} {'steps/s':>9s} {'worker cpu s':>13s} {'steps/cpu-s':>12s}")
     for name, (wall, cpu, steps) in rows.items():
         print(f"{name:28s} {steps:7d} {wall:8.2f} {steps / wall:9.0f} {cpu:13.2f} {steps / max(cpu, 1e-9):12.0f}")
-    wall, cpu, _ = rows["remote env (WS, loopback)"]
-    print(f"ratio remote/in-process: wall {wall / base_wall:.2f}x, worker CPU per step {cpu / base_cpu:.2f}x")
+    for name in ("remote env (WS, loopback)", "env.name, embedded envs app"):
+        wall, cpu, _ = rows[name]
+        print(f"ratio {name} / in-process: wall {wall / base_wall:.2f}x, worker CPU per step {cpu / base_cpu:.2f}x")
 
 
 _CALC = '<tool_call>{"name": "calculator", "arguments": {"expression": "2+3*4"}}</tool_call>'
@@ -186,12 +199,12 @@ if __name__ == "__main__":
     parser.add_argument("--trajectories", type=int, default=64)
     parser.add_argument("--turns", type=int, default=20)
     args = parser.parse_args()
-    asyncio.run(main(args.trajectories, args.turns))
     import tempfile
 
     from shared.bootstrap import prepare_embedded
     from shared.settings import Settings
 
     tools_home = tempfile.mkdtemp(prefix="bench-tools-")
-    prepare_embedded(Settings(home=tools_home, auth_enabled=False))  # an embedded SQLite for the tools app
+    prepare_embedded(Settings(home=tools_home, auth_enabled=False))  # an embedded SQLite for the in-process apps
+    asyncio.run(main(args.trajectories, args.turns, tools_home))
     asyncio.run(tools_main(args.trajectories, args.turns, tools_home))

@@ -14,6 +14,10 @@ policy requests at once. Printed side by side, as ratios and absolute figures:
 - the policy called directly vs through the embedded gateway (its app in this process behind
   ``GatewayPolicy``, each call a trace row), as a job's shard calls it: makespan ratio and CPU per turn.
 
+With ``--mode embedded,split`` the same workload also runs with its tool calls through the tools
+service's client, its app in this process and in its own process over loopback HTTP
+(``bench/rollout_split.py``), printed next to the direct run.
+
 Run: ``python bench/rollout.py`` from the repository root.
 """
 
@@ -425,6 +429,7 @@ async def main(args: argparse.Namespace) -> None:
         engine_cpu, engine_turns = await engine_cpu_per_turn(args.prompts, args.group)
         big = await _thousand(client, args.capacity_1k)
         through = await compare_gateway(client, args, args.capacities[0]) if args.gateway_repeats else None
+        modes = await _modes(client, port, Model(**model_kw), args) if args.mode else None
     finally:
         client.close()
         proc.terminate()
@@ -435,6 +440,10 @@ async def main(args: argparse.Namespace) -> None:
     _report_tail(engine_cpu, engine_turns, big)
     if through is not None:
         _report_gateway(through)
+    if modes is not None:
+        from bench.rollout_split import report
+
+        report(modes, args.capacities[0])
 
 
 def _report_gateway(m: dict[str, Any]) -> None:
@@ -448,6 +457,12 @@ def _report_gateway(m: dict[str, Any]) -> None:
     print(f"  makespan ratio gateway/direct {med_g / med_d:.4f} (target <= 1.02)")
     print(f"  CPU per turn: direct {m['cpu']['direct'] / runs / m['turns'] * 1e3:.3f} ms, "
           f"via gateway {m['cpu']['gateway'] / runs / m['turns'] * 1e3:.3f} ms")
+
+
+async def _modes(client: Loopback, port: int, model: Model, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from bench.rollout_split import run_modes
+
+    return await run_modes(client, port, model, args, args.mode)
 
 
 async def _thousand(client: Loopback, capacity: int) -> dict[str, Any]:
@@ -508,6 +523,9 @@ def _args() -> argparse.Namespace:
                     help="alternating direct / through-the-gateway runs at the first capacity (0: skip)")
     ap.add_argument("--schedule", choices=SCHEDULES, default="turns",
                     help="the engine's slot scheduling rule (services/rollout/schedule.py)")
+    ap.add_argument("--mode", type=lambda v: [m for m in v.split(",") if m], default=[],
+                    help="also run with tool calls through the tools service: embedded, split, or both "
+                         "(comma-separated; bench/rollout_split.py)")
     return ap.parse_args()
 
 

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     tools_sandbox: Literal["required", "optional"] = "required"
     envs_max_sessions: int = Field(1024, ge=1)
     envs_idle_timeout_s: float = Field(600.0, gt=0)
+    # Envs the envs service hosts besides the built-in ones: name -> ``module:Class`` (operator
+    # configuration, imported when the service starts).
+    envs_extra: dict[str, str] = Field(default_factory=dict)
     # Trajectories per queue task when a rollout job is re-scored.
     reward_rescore_batch_size: int = Field(64, ge=1, le=10000)
     # Module prefixes a score request may load user reward processors from; empty refuses them all.

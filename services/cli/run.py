@@ -33,10 +33,13 @@ def _check_migrated_or_exit() -> None:
 
 def up(host: str = "127.0.0.1", port: int = 8000,
        split: bool = typer.Option(False, "--split", help="Every service its own process on loopback."),
-       base_port: int = typer.Option(8000, help="With --split: first port (gateway; the rest follow).")) -> None:
+       base_port: int = typer.Option(8000, help="With --split: first port (gateway; the rest follow)."),
+       ready_timeout_s: float = typer.Option(120.0, "--ready-timeout",
+                                             help="With --split: seconds every service has to answer /healthz.")
+       ) -> None:
     """Run every service in one process (embedded default: SQLite, in-process work), or split."""
     if split:
-        _up_split(host, base_port)
+        _up_split(host, base_port, ready_timeout_s)
         return
     import uvicorn
 
@@ -53,7 +56,7 @@ def up(host: str = "127.0.0.1", port: int = 8000,
     uvicorn.run(create_all_in_one_app(settings), host=host, port=port, log_config=None)
 
 
-def _up_split(host: str, base_port: int) -> None:
+def _up_split(host: str, base_port: int, ready_timeout_s: float = 120.0) -> None:
     """The compose stack without containers: one process per service, wired by the URL table."""
     import signal
     import time
@@ -67,7 +70,7 @@ def _up_split(host: str, base_port: int) -> None:
     extra = {"TRAJFORGE_SERVICE_KEY": settings.service_key or asyncio.run(_service_key())}
     stack = SplitStack(host=host, base_port=base_port, extra_env=extra, worker=bool(settings.redis_url))
     signal.signal(signal.SIGTERM, _interrupt)
-    stack.start()
+    stack.start(ready_timeout_s=ready_timeout_s)
     for name, url in stack.table.items():
         typer.echo(f"{name:10s} {url}", err=True)
     typer.echo(f"worker: {'celery' if settings.redis_url else 'none (work runs in each service process)'}; "

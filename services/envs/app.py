@@ -14,6 +14,7 @@ from services.envs.routes import build_router
 from services.tools.sandbox_pool import SandboxPool, sandbox_wanted
 from shared.auth import check_scope
 from shared.errors import PermissionDenied, ServiceUnavailable
+from shared.plugins import load_object
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec, get_app_state
 from shared.web import create_app as _create_app
@@ -36,6 +37,8 @@ def _router(app: FastAPI, settings: Settings) -> APIRouter:
                           max_message_bytes=settings.max_request_bytes)
     registry = register_builtins(EnvRegistry())
     registry.register("code", lambda **kw: CodeEnv(pool=_code_pool(app), loop=app.state.envs_loop, **kw))
+    for name, classpath in settings.envs_extra.items():
+        registry.register(name, load_object(classpath, what="env", param="TRAJFORGE_ENVS_EXTRA"))
     server = OpenEnvServer(registry, config, verify_key=verify if settings.auth_enabled else None)
     app.state.openenv_server = server
     return build_router(server)

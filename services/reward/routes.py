@@ -8,10 +8,13 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from services.reward.advantage_service import compute_advantages
+from services.reward.recording import record_results
 from services.reward.rescore import read_progress, start_rescore
 from services.reward.schemas import (
     AdvantagesRequest,
     AdvantagesResponse,
+    RecordRequest,
+    RecordResponse,
     RescoreProgress,
     RescoreRequest,
     RescoreStarted,
@@ -32,6 +35,12 @@ SpecHash = Annotated[str, Path(pattern="^[0-9a-f]{64}$")]
 async def score(body: ScoreRequest, settings: SettingsDep) -> ScoreResponse:
     """Score trajectories with a reward spec; per-trajectory failures are in the results."""
     return await score_request(body, allowed_modules=settings.reward_processor_modules)
+
+
+@router.post("/v1/rewards/record", response_model=RecordResponse)
+async def record(body: RecordRequest, session: SessionDep) -> RecordResponse:
+    """Keep scores from ``/v1/rewards/score`` for stored trajectories, with provenance (idempotent)."""
+    return await record_results(session, body)
 
 
 @router.post("/v1/advantages", response_model=AdvantagesResponse)

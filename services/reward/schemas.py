@@ -11,7 +11,8 @@ from services.reward.spec import RewardSpec
 from shared.schema import Trajectory
 
 __all__ = ["AdvantageGroup", "AdvantageGroupResult", "AdvantagesRequest", "AdvantagesResponse",
-           "GroundTruthSource", "ProcessorRef", "RescoreProgress", "RescoreRequest", "RescoreStarted",
+           "GroundTruthSource", "ProcessorRef", "RecordRequest", "RecordResponse",
+           "RescoreProgress", "RescoreRequest", "RescoreStarted",
            "ScoreRequest", "ScoreResponse"]
 
 #: Where a stored trajectory's ground truth is read: ``meta.ground_truth``, ``meta.rollout_extra.solution``,
@@ -43,6 +44,24 @@ class ScoreResponse(BaseModel):
     """One result per trajectory, in request order."""
 
     results: list[ScoredTrajectory]
+
+
+class RecordRequest(BaseModel):
+    """Scores this service computed (``/v1/rewards/score``) for trajectories now stored, to keep with provenance.
+
+    ``trajectory_id`` of each result names the stored trajectory; recording the same results
+    twice stores each score once (keyed by trajectory, component and the spec's hash).
+    """
+
+    spec: RewardSpec
+    results: list[ScoredTrajectory] = Field(max_length=10_000)
+
+
+class RecordResponse(BaseModel):
+    """The spec's hash and how many score rows were newly written."""
+
+    spec_hash: str
+    inserted: int
 
 
 class AdvantageGroup(BaseModel):

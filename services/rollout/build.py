@@ -1,8 +1,12 @@
 """From a job spec to a running engine: policy, tools or env, parser, token bridge.
 
-``check_spec`` resolves every name a spec uses (backend, env, reward
-components, parser family) at submission, so a bad name is a 422 then, not a
-failed shard later. ``build_runtime`` builds what one shard runs with.
+``check_spec`` resolves every name a spec uses (backend, reward components,
+parser family) at submission, so a bad name is a 422 then, not a failed shard
+later; env and tool names are the envs and tools services' to answer
+(``services.rollout.service.check_services``). ``build_runtime`` builds what
+one shard runs with. Every env is reached over OpenEnv: ``env.base_url`` any
+server, ``env.name`` the envs service through its client (its URL, or its app in
+this process when embedded).
 """
 
 from __future__ import annotations
@@ -12,14 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.envs.builtin import register_builtins
-from services.envs.registry import EnvRegistry
 from services.inference.backends.registry import default_registry as backend_registry
 from services.reward.spec import RewardSpec
 from services.rollout.adapters import (
     POLICY_FACTORIES,
     BackendPolicy,
-    EnvExecutor,
     local_token_bridge,
     toolcall_parser,
 )
@@ -28,7 +29,7 @@ from services.rollout.engine import AsyncRolloutEngine, ToolsSource
 from services.rollout.errors import ProcessorLoadError
 from services.rollout.gateway_link import session_id_for
 from services.rollout.gateway_policy import GatewayPolicy
-from services.rollout.ports import Policy, ToolExecutor
+from services.rollout.ports import Policy
 from services.rollout.processors import ProcessorSpec, load_processor
 from services.rollout.remote import RemoteEnv, ServiceLink, ToolsServiceExecutor
 from services.rollout.schemas import RolloutRunSpec
@@ -44,23 +45,13 @@ __all__ = [
     "check_processor",
     "check_processor_module",
     "check_spec",
-    "env_registry",
     "needs_services",
     "policy_via_gateway",
     "reward_spec_of",
 ]
 
-_ENVS: EnvRegistry | None = None
 # A policy call with no trajectory timeout of its own: long enough for a CPU engine's turn.
 _POLICY_TIMEOUT_S = 600.0
-
-
-def env_registry() -> EnvRegistry:
-    """The built-in envs (one registry per process)."""
-    global _ENVS
-    if _ENVS is None:
-        _ENVS = register_builtins(EnvRegistry())
-    return _ENVS
 
 
 def reward_spec_of(spec: RolloutRunSpec) -> RewardSpec | None:
@@ -77,9 +68,6 @@ def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = ()) -
         known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
         raise ValidationFailed(f"unknown policy backend {backend!r}; known: {', '.join(known)}",
                                param="policy.backend.name")
-    if spec.env is not None and spec.env.name is not None and spec.env.name not in env_registry():
-        raise ValidationFailed(f"unknown env {spec.env.name!r}; known: {', '.join(env_registry().names())}",
-                               param="env.name")
     if spec.tool_parser != "auto" and spec.tool_parser not in family_names():
         raise ValidationFailed(f"unknown tool parser {spec.tool_parser!r}", param="tool_parser")
     _check_reward(spec)
@@ -116,16 +104,13 @@ def _check_reward(spec: RolloutRunSpec) -> None:
 
 @dataclass
 class RolloutRuntime:
-    """One shard's engine plus the per-trajectory executors to close afterwards."""
+    """One shard's engine (env sessions close as their episodes end)."""
 
     engine: AsyncRolloutEngine | None = None
     executors: list[Any] = field(default_factory=list)
 
     async def aclose(self) -> None:
-        """Close every env opened for a trajectory (remote sessions close as their episode ends)."""
-        for ex in self.executors:
-            if isinstance(ex, EnvExecutor):
-                ex.close()
+        """Forget the shard's executors (nothing left open: each episode closed its own)."""
         self.executors.clear()
 
 
@@ -136,9 +121,8 @@ def policy_via_gateway(spec: RolloutRunSpec) -> bool:
 
 
 def needs_services(spec: RolloutRunSpec) -> bool:
-    """True when the shard calls other services (gateway, tools or reward service, a remote env)."""
-    return (policy_via_gateway(spec) or bool(spec.tools) or spec.reward is not None
-            or (spec.env is not None and spec.env.base_url is not None))
+    """True when the shard calls other services (gateway, tools, envs or reward service, a remote env)."""
+    return policy_via_gateway(spec) or bool(spec.tools) or spec.reward is not None or spec.env is not None
 
 
 async def _gateway_policy(spec: RolloutRunSpec, link: ServiceLink, job_id: uuid.UUID | None
@@ -177,22 +161,14 @@ async def _policy(spec: RolloutRunSpec, link: ServiceLink | None, job_id: uuid.U
 
 
 async def _tools(spec: RolloutRunSpec, runtime: RolloutRuntime, link: ServiceLink | None) -> ToolsSource:
-    if spec.env is not None and spec.env.base_url is not None:
-        assert link is not None, "a remote env needs the shard's service link"
-        remote = await RemoteEnv.discover(spec.env, link.env_headers(spec.env.base_url))
-        return remote.executor
     if spec.env is not None:
-        env_spec = spec.env
-        assert env_spec.name is not None
-
-        def per_trajectory(traj: Trajectory) -> ToolExecutor:
-            env = env_registry().get(str(env_spec.name), **env_spec.kwargs)
-            ex = EnvExecutor(env, traj, reset_with=traj.metadata.get("env_task"),
-                              seed=traj.metadata.get("env_seed"))
-            runtime.executors.append(ex)
-            return ex
-
-        return per_trajectory
+        assert link is not None, "an env is reached over OpenEnv: the shard needs its service link"
+        if spec.env.base_url is not None:
+            remote = await RemoteEnv.discover(spec.env, link.env_headers(spec.env.base_url))
+        else:
+            envs = await link.envs()
+            remote = await RemoteEnv.of_service(spec.env, envs, guard=lambda: link.guard(envs))
+        return remote.executor
     if spec.tools:
         assert link is not None, "tools run in the tools service: the shard needs its service link"
         client = await link.tools()

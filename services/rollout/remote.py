@@ -1,5 +1,8 @@
 """Tool executors backed by other services: an OpenEnv server's env, and the tools service.
 
+- ``RemoteEnv``: an env reached over OpenEnv: any server at ``env.base_url``, or an env of the
+  envs service by ``env.name`` through its client (its URL when set, its app in this process
+  otherwise: one code path either way).
 - ``OpenEnvExecutor``: one OpenEnv WebSocket session per trajectory (reset when
   the episode starts, every tool call one step, closed when it ends). A step's
   calls run one at a time in call order (one session answers one request at a
@@ -22,7 +25,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,8 +34,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from services.rollout.ports import ToolResult
 from services.rollout.schemas import ActionSpec, EnvSpec
 from shared.auth import create_key, revoke_key
-from shared.clients import Endpoints, GatewayClient, OpenEnvSession, RewardClient, ServiceClient, ToolsClient
-from shared.errors import EnvError, TrajforgeError, UpstreamError, ValidationFailed
+from shared.clients import (
+    Endpoints,
+    EnvsClient,
+    GatewayClient,
+    OpenEnvSession,
+    RewardClient,
+    ServiceClient,
+    ToolsClient,
+)
+from shared.errors import EnvError, NotFound, TrajforgeError, UpstreamError, ValidationFailed
 from shared.schema import StepResult, Trajectory, to_observation_text
 from shared.settings import Settings
 
@@ -48,37 +59,56 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value
 
 
-class RemoteEnv:
-    """What a shard learns about a remote env once: its URL, headers, and the tools to show."""
+_NO_GUARD: Callable[[], contextlib.AbstractAsyncContextManager[None]] = contextlib.nullcontext
 
-    def __init__(self, spec: EnvSpec, tools: list[dict[str, Any]], headers: dict[str, str],
-                 action: ActionSpec | None) -> None:
-        assert spec.base_url is not None
-        self.spec, self.base_url, self.tools, self.headers, self.action = spec, spec.base_url, tools, headers, action
+
+class RemoteEnv:
+    """What a shard learns about an OpenEnv env once: how to open a session, and the tools to show.
+
+    ``discover`` reads any OpenEnv server at ``env.base_url``; ``of_service`` reads an env of the
+    envs service by ``env.name`` through its client (over its URL, or its app in this process).
+    """
+
+    def __init__(self, spec: EnvSpec, tools: list[dict[str, Any]], action: ActionSpec | None,
+                 open_session: Callable[[], OpenEnvSession], *,
+                 guard: Callable[[], contextlib.AbstractAsyncContextManager[None]] = _NO_GUARD) -> None:
+        self.spec, self.tools, self.action, self.open_session, self.guard = spec, tools, action, open_session, guard
 
     @classmethod
     async def discover(cls, spec: EnvSpec, headers: dict[str, str]) -> RemoteEnv:
         """Read the server's ``/schema``: its tools, or one tool over its action schema."""
         assert spec.base_url is not None
-        probe = OpenEnvSession(spec.base_url, headers=headers, message_timeout_s=spec.message_timeout_s)
+        base_url = spec.base_url
+        probe = OpenEnvSession(base_url, headers=headers, message_timeout_s=spec.message_timeout_s)
         try:
             schema = await probe.schema()
         except UpstreamError as exc:
-            raise UpstreamError(f"env.base_url {spec.base_url}: {exc.message}") from exc
-        own = [t for t in schema.get("tools") or [] if isinstance(t, dict)]
-        if own and spec.action is None:
-            return cls(spec, own, headers, None)
-        action = spec.action or ActionSpec.model_validate({})
-        params = action.parameters or _parameters_of(schema.get("action"))
-        if action.field:
-            params = {"type": "object", "properties": {action.field: params}, "required": [action.field]}
-        tool = {"type": "function", "function": {"name": action.tool_name, "description": action.description,
-                                                 "parameters": params}}
-        return cls(spec, [tool], headers, action)
+            raise UpstreamError(f"env.base_url {base_url}: {exc.message}") from exc
+        tools, action = _tools_of(spec, schema)
+        return cls(spec, tools, action, lambda: OpenEnvSession(base_url, headers=headers,
+                                                               message_timeout_s=spec.message_timeout_s))
+
+    @classmethod
+    async def of_service(cls, spec: EnvSpec, client: EnvsClient, *,
+                         guard: Callable[[], contextlib.AbstractAsyncContextManager[None]] = _NO_GUARD
+                         ) -> RemoteEnv:
+        """Env ``spec.name`` of the envs service: its ``/schema`` now, one session per trajectory later.
+
+        ``guard`` is held while a session opens (its key is checked then; see ``ServiceLink.guard``).
+        """
+        assert spec.name is not None
+        name = spec.name
+        try:
+            async with guard():
+                schema = await client.schema(name)
+        except NotFound:
+            raise ValidationFailed(f"the envs service hosts no env named {name!r}", param="env.name") from None
+        tools, action = _tools_of(spec, schema)
+        return cls(spec, tools, action, lambda: client.session(name, message_timeout_s=spec.message_timeout_s),
+                   guard=guard)
 
     def executor(self, trajectory: Trajectory) -> OpenEnvExecutor:
         """A fresh session for one trajectory (opened when its episode starts)."""
-        session = OpenEnvSession(self.base_url, headers=self.headers, message_timeout_s=self.spec.message_timeout_s)
         reset: dict[str, Any] = dict(self.spec.kwargs)
         task = trajectory.metadata.get("env_task")
         if isinstance(task, dict):
@@ -86,7 +116,22 @@ class RemoteEnv:
         seed = trajectory.metadata.get("env_seed")
         if isinstance(seed, int):
             reset["seed"] = seed
-        return OpenEnvExecutor(session, trajectory, self.tools, action=self.action, reset=reset)
+        return OpenEnvExecutor(self.open_session(), trajectory, self.tools, action=self.action, reset=reset,
+                               guard=self.guard)
+
+
+def _tools_of(spec: EnvSpec, schema: dict[str, Any]) -> tuple[list[dict[str, Any]], ActionSpec | None]:
+    """The server's own tools, or one tool over its action schema (``spec.action`` or the default)."""
+    own = [t for t in schema.get("tools") or [] if isinstance(t, dict)]
+    if own and spec.action is None:
+        return own, None
+    action = spec.action or ActionSpec.model_validate({})
+    params = action.parameters or _parameters_of(schema.get("action"))
+    if action.field:
+        params = {"type": "object", "properties": {action.field: params}, "required": [action.field]}
+    tool = {"type": "function", "function": {"name": action.tool_name, "description": action.description,
+                                             "parameters": params}}
+    return [tool], action
 
 
 def _parameters_of(action_schema: Any) -> dict[str, Any]:
@@ -103,8 +148,10 @@ class OpenEnvExecutor:
     """One OpenEnv session for one trajectory; the running reward lands on the trajectory."""
 
     def __init__(self, session: OpenEnvSession, trajectory: Trajectory, tools: list[dict[str, Any]], *,
-                 action: ActionSpec | None, reset: dict[str, Any]) -> None:
+                 action: ActionSpec | None, reset: dict[str, Any],
+                 guard: Callable[[], contextlib.AbstractAsyncContextManager[None]] = _NO_GUARD) -> None:
         self.session, self.trajectory, self.tools, self.action, self.reset = session, trajectory, tools, action, reset
+        self.guard = guard
         self.names = [str((t.get("function") or {}).get("name") or "") for t in tools]
         self._lock = asyncio.Lock()
         self._total = 0.0
@@ -117,7 +164,9 @@ class OpenEnvExecutor:
 
     async def astart(self) -> None:
         """Open the session and reset the episode (raises when the server cannot be reached)."""
-        self._record(await self.session.reset(self.reset), first=True)
+        async with self.guard():
+            result = await self.session.reset(self.reset)
+        self._record(result, first=True)
 
     async def call(self, tool_call: dict[str, Any]) -> ToolResult:
         """One step; a bad call or an error frame is an observation, a lost session ends the episode."""
@@ -269,6 +318,13 @@ class ServiceLink:
         if "gateway" not in self._clients:
             self._clients["gateway"] = await GatewayClient.open(self.endpoints, api_key=self.api_key)
         client: GatewayClient = self._clients["gateway"]
+        return client
+
+    async def envs(self) -> EnvsClient:
+        """The envs service's client (its OpenEnv sessions carry the shard's key)."""
+        if "envs" not in self._clients:
+            self._clients["envs"] = await EnvsClient.open(self.endpoints, api_key=self.api_key)
+        client: EnvsClient = self._clients["envs"]
         return client
 
     async def reward(self) -> RewardClient:

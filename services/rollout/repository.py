@@ -32,8 +32,10 @@ __all__ = [
     "list_groups",
     "lock_job",
     "mark_groups",
+    "mark_reward_pending",
     "open_groups",
     "page_trajectories",
+    "trajectory_from_row",
     "trajectory_id",
     "trajectory_rows",
     "write_trajectories",
@@ -45,6 +47,16 @@ TERMINAL_GROUP = ("done", "cancelled", "failed")
 def trajectory_id(group_id: uuid.UUID, member: int, attempt: int) -> uuid.UUID:
     """A trajectory's id, derived from its group key (a retry makes the same id)."""
     return uuid.uuid5(group_id, f"{member}:{attempt}")
+
+
+def trajectory_from_row(row: TrajectoryRow) -> Trajectory:
+    """The schema view of a stored trajectory; raises ``ValidationError`` for unusable stored data."""
+    return Trajectory.model_validate({
+        "id": str(row.id), "group_id": str(row.group_id) if row.group_id else None,
+        "sample_index": row.sample_index, "messages": row.messages or [], "tools": row.tools or [],
+        "turns": row.turns, "stop_reason": row.stop_reason, "truncated": row.truncated,
+        "steps": row.steps or [], "metadata": row.meta or {},
+    })
 
 
 async def add_job(session: AsyncSession, spec: dict[str, Any], tasks: Sequence[dict[str, Any]],
@@ -183,3 +195,15 @@ async def page_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset:
             .order_by(TrajectoryRow.task_id, TrajectoryRow.sample_index, TrajectoryRow.attempt)
             .offset(offset).limit(limit))
     return [(row, score) for row, score in (await session.execute(stmt)).all()]
+
+
+async def mark_reward_pending(session: AsyncSession, ids: Sequence[uuid.UUID], error: str) -> int:
+    """Mark stored trajectories whose scores the reward service has not kept yet; returns how many changed."""
+    rows = list((await session.scalars(select(TrajectoryRow).where(TrajectoryRow.id.in_(list(ids))))).all())
+    changed = 0
+    for row in rows:
+        if (row.meta or {}).get("reward_status") != "pending":
+            row.meta = {**(row.meta or {}), "reward_status": "pending", "reward_error": error}
+            changed += 1
+    await session.flush()
+    return changed

@@ -83,13 +83,16 @@ class ActionSpec(BaseModel):
 
 
 class EnvSpec(BaseModel):
-    """An environment: one of the built-in registry by ``name``, or any OpenEnv server at ``base_url``.
+    """An environment: one the envs service hosts, by ``name``, or any OpenEnv server at ``base_url``.
+
+    With ``name`` the env is the envs service's (``TRAJFORGE_ENVS_URL``, or its app in this
+    process when that is empty), reached over OpenEnv like any other server.
 
     With ``base_url`` (``http://host/envs/{name}``, its capability URL, or another OpenEnv
     implementation) each trajectory opens one WebSocket session there, closed when it ends. The
     tools shown are the server's own (``/schema`` ``tools``) or, for a server without tools or when
     ``action`` is given, one tool whose parameters are the server's action schema. ``kwargs`` go
-    with every reset of a remote env (a server builds its env itself).
+    with every reset (the server builds its env itself).
     """
 
     model_config = ConfigDict(extra="forbid")

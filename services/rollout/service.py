@@ -26,8 +26,9 @@ from services.rollout.schemas import (
     TrajectoryPage,
 )
 from services.rollout.shard import OpenGroup, ShardRun, settle_job
-from shared.clients import Endpoints, ToolsClient
+from shared.clients import Endpoints, EnvsClient, ToolsClient
 from shared.db.models import RolloutJobRow, TrajectoryRow
+from shared.errors import NotFound, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.settings import Settings
 from shared.web import AppState
@@ -58,15 +59,22 @@ def job_read(job: RolloutJobRow) -> RolloutJobRead:
 
 
 async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str | None) -> None:
-    """Refuse tools the tools service does not offer (422 naming them), asking the service itself."""
-    if not spec.tools:
+    """Refuse tools the tools service does not offer and envs the envs service does not host (422
+    naming them), asking the services themselves."""
+    env_name = spec.env.name if spec.env is not None else None
+    if not spec.tools and env_name is None:
         return
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
-        tools = await ToolsClient.open(endpoints, api_key=api_key)
-        try:
-            await ToolsServiceExecutor.discover(tools, list(spec.tools), timeout_s=None)
-        finally:
-            await tools.aclose()
+        if spec.tools:
+            async with await ToolsClient.open(endpoints, api_key=api_key) as tools:
+                await ToolsServiceExecutor.discover(tools, list(spec.tools), timeout_s=None)
+        if env_name is not None:
+            async with await EnvsClient.open(endpoints, api_key=api_key) as envs:
+                try:
+                    await envs.health(env_name)
+                except NotFound:
+                    raise ValidationFailed(f"unknown env {env_name!r}: the envs service hosts no env by that name",
+                                           param="env.name") from None
 
 
 async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate,
@@ -159,9 +167,7 @@ async def fail_shard(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID,
 
 
 def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
-    from services.reward.repository import trajectory_from_row
-
-    data = trajectory_from_row(row).to_row()
+    data = repo.trajectory_from_row(row).to_row()
     if row.prompt_ids is not None:
         data["tokens"] = {"prompt_ids": row.prompt_ids, "response_ids": row.response_ids,
                           "loss_mask": row.loss_mask, "logprobs": row.logprobs,

@@ -2,9 +2,10 @@
 
 Each group finishes on its own and is written in one transaction: the group
 is claimed (only if no earlier run stored it), its kept trajectories are
-inserted keyed by (group, member, attempt), its scores recorded with
-provenance, and the job's counters advanced under the job's row lock; after that commit the
-group goes to the job's Redis stream at least once (``services.rollout.publish``). So a
+inserted keyed by (group, member, attempt), and the job's counters advanced under the job's
+row lock. After that commit the reward service keeps the scores it computed for the group with
+their provenance (``POST /v1/rewards/record``: only the reward service writes its tables), and
+the group goes to the job's Redis stream at least once (``services.rollout.publish``). So a
 shard killed mid-way and run again redoes only the groups it had not stored,
 and two runs racing on one group store it once. A watcher polls the job's
 ``cancel_requested`` and cancels the in-flight groups, whose calls and tools
@@ -23,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from services.reward import repository as reward_repo
 from services.rollout import repository as repo
 from services.rollout.build import build_runtime, needs_services, reward_spec_of
 from services.rollout.engine import GroupResult
@@ -186,6 +186,7 @@ class ShardRun:
         stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
         if stored:
             self.stored += 1
+            await self._record(group, result, scores)
             await self._publish(group, result)
         return stored
 
@@ -224,17 +225,38 @@ class ShardRun:
         rows = repo.trajectory_rows(self.job_id, group.id, group.task_id, result.trajectories, attempt=0)
         if await repo.write_trajectories(session, rows):  # rows already there were counted when written
             job.counts = _counts(job.counts, result.trajectories)
-        await self._record_scores(session, rows, scores)
         job.done_groups = await repo.count_groups(session, self.job_id, status="done")
         await settle_job(session, job)
         return True
 
-    async def _record_scores(self, session: AsyncSession, rows: list[dict[str, Any]], scores: GroupScores) -> None:
-        if self.reward_spec is None:
+    async def _record(self, group: OpenGroup, result: GroupResult, scores: GroupScores) -> None:
+        """Have the reward service keep the group's scores; if it cannot, the members become pending.
+
+        The scores stay on the stored trajectories; only their provenance rows are missing, which a
+        re-score of the job writes later (``reward_status: pending`` says so).
+        """
+        if self.reward_spec is None or self.link is None:
             return
-        digest = await reward_repo.save_spec(session, self.reward_spec)
-        pairs = [(row["id"], s) for row, s in zip(rows, scores.scored, strict=True) if s is not None]
-        await reward_repo.record_scores(session, digest, pairs)
+        results = [s.model_copy(update={"trajectory_id": str(repo.trajectory_id(group.id, t.sample_index, 0))})
+                   for t, s in zip(result.trajectories, scores.scored, strict=True) if s is not None]
+        if not results:
+            return
+        try:
+            client = await self.link.reward()
+            async with self.link.guard(client):
+                await client.record(self.reward_spec.model_dump(mode="json"), results)
+        except (UpstreamError, ServiceUnavailable) as exc:
+            _log.warning("reward service could not keep the scores of group %s of job %s: %s; they stay pending",
+                         group.task_id, self.job_id, exc)
+            ids, error = [uuid.UUID(r.trajectory_id) for r in results], exc.message
+            await self._db_call(lambda s: self._mark_pending(s, ids, error))
+
+    async def _mark_pending(self, session: AsyncSession, ids: list[uuid.UUID], error: str) -> None:
+        job = await repo.lock_job(session, self.job_id)
+        marked = await repo.mark_reward_pending(session, ids, error)
+        counts = dict(job.counts or {})
+        counts["unscored"] = int(counts.get("unscored", 0)) + marked
+        job.counts = counts
 
     async def _publish(self, group: OpenGroup, result: GroupResult) -> None:
         """Send the stored group's entry, then record it (a crash in between: the next run sends it)."""

@@ -253,6 +253,12 @@ class RewardClient(ServiceClient):
         out = await self.request("POST", "/v1/rewards/score", json=body)
         return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 
+    async def record(self, spec: dict[str, Any], results: list[ScoredTrajectory]) -> dict[str, Any]:
+        """Keep scores for stored trajectories (``trajectory_id`` names each); safe to repeat."""
+        body = {"spec": spec, "results": [r.model_dump(mode="json") for r in results]}
+        out: dict[str, Any] = await self.request("POST", "/v1/rewards/record", json=body)
+        return out
+
     async def advantages(self, groups: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
         """Advantages and masks per group (``POST /v1/advantages``)."""
         out = await self.request("POST", "/v1/advantages", json={"groups": groups, **options})

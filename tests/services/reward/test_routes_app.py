@@ -161,3 +161,31 @@ async def test_sdk_reward_methods(client, session) -> None:
         assert (status["scored"], status["done"]) == (1, True)
         with pytest.raises(InvalidInput, match="no reward component named 'nope'"):
             await tf.score([], spec={"components": [{"name": "nope"}]})
+
+
+async def test_record_keeps_scores_for_stored_trajectories_once(client, session) -> None:
+    from sqlalchemy import func, select
+
+    from shared.db.models import RewardRow, TrajectoryRow
+
+    good = ({"ground_truth": WEATHER_TRUTH}, [("get_weather", {"city": "Paris"})])
+    job_id = await store_rollout(session, [good, good])
+    await session.commit()
+    ids = [str(i) for i in (await session.scalars(select(TrajectoryRow.id).where(TrajectoryRow.job_id == job_id)))]
+    spec = {"components": [{"name": "tool_call"}]}
+    scored = (await client.post("/v1/rewards/score", json={"trajectories": [_traj(calls=[("get_weather", {})])] * 2,
+                                                           "spec": spec, "ground_truths": [WEATHER_TRUTH] * 2})).json()["results"]
+    results = [{**r, "trajectory_id": i} for r, i in zip(scored, ids, strict=True)]
+    first = await client.post("/v1/rewards/record", json={"spec": spec, "results": results})
+    assert first.status_code == 200, first.text
+    rows = sum(len(r["records"]) + 1 for r in results)  # each component's row and the total
+    assert first.json()["inserted"] == rows == 4
+    again = (await client.post("/v1/rewards/record", json={"spec": spec, "results": results})).json()
+    assert again == {"spec_hash": first.json()["spec_hash"], "inserted": 0}  # a repeated record is a no-op
+    count = await session.scalar(select(func.count()).select_from(RewardRow).where(
+        RewardRow.spec_hash == again["spec_hash"]))
+    assert count == rows
+    _problem(await client.post("/v1/rewards/record", json={"spec": spec, "results": [
+        {**results[0], "trajectory_id": "not-a-uuid"}]}), 422, "validation_failed")
+    _problem(await client.post("/v1/rewards/record", json={"spec": {"components": [{"name": "nope"}]},
+                                                           "results": results}), 400, "unknown_reward_component")

@@ -6,7 +6,8 @@ only, so jobs using it run in message mode. ``policy.backend.model`` carries
 its knobs as ``delay=<seconds>`` (four times as long for a task saying 'slow') and
 ``record=<file>``: each call appends ``start <task>``, then ``done <task>`` or
 ``cancelled <task>``, so a test in another process sees what became of its calls.
-Also registers ``hanging``, an env whose one tool sleeps longer than any test's tool timeout.
+Also defines ``HangingEnv``, an env whose one tool sleeps longer than any test's tool timeout; the
+envs service hosts it as ``hanging`` where a test's settings say so (``HANGING_ENV``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Any, ClassVar
 
 from services.envs.base import Env
 from services.rollout.adapters import register_policy
-from services.rollout.build import env_registry
 from services.rollout.ports import PolicyOutput
 from shared.errors import UpstreamError, UpstreamUnavailable
 from shared.schema import SamplingParams, StepResult
@@ -97,4 +97,6 @@ def _broken(**_: Any) -> ScriptedPolicy:
 
 register_policy("scripted", ScriptedPolicy)
 register_policy("broken", _broken)
-env_registry().register("hanging", HangingEnv)
+
+#: Settings that make the envs service host ``hanging``.
+HANGING_ENV = {"envs_extra": {"hanging": f"{__name__}:HangingEnv"}}

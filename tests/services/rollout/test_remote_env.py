@@ -77,15 +77,21 @@ def _assert_token_exact(row: TrajectoryRow, calls: list[tuple[list[int], list[in
     assert row.prompt_ids == min((list(p) for p, _ in mine), key=len)  # the first prompt, as the policy saw it
 
 
-async def test_the_example_job_on_the_envs_service_matches_the_in_process_env_token_for_token(
-        live: Live, envs_server: str, token_policies: list[TokenScripted]) -> None:
+async def test_the_example_job_on_the_envs_service_matches_the_embedded_env_token_for_token(
+        live: Live, settings: Settings, envs_server: str, token_policies: list[TokenScripted]) -> None:
     before = _steps(envs_server, "tool_routing")
     remote = await live.create(_example(env={"base_url": f"{envs_server}/envs/tool_routing"}))
     await live.dispatcher.drain()
-    local = await live.create(_example())
-    await live.dispatcher.drain()
+    # Embedded: no envs URL, so ``env.name`` reaches the envs app in this process through the same client.
+    embedded = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "envs_url": ""}))
+    try:
+        local = await embedded.create(_example())
+        await embedded.dispatcher.drain()
+    finally:
+        await embedded.engine.dispose()
     async with live.maker() as session:
         assert (await service.read_job(session, remote)).status == "succeeded"
+        assert (await service.read_job(session, local)).status == "succeeded"
     remote_rows, local_rows = await _rows(live, remote), await _rows(live, local)
     assert len(remote_rows) == len(local_rows) == 8
     calls = [c for p in token_policies for c in p.calls]
@@ -96,7 +102,36 @@ async def test_the_example_job_on_the_envs_service_matches_the_in_process_env_to
         assert r.meta["env_reward"] == m.meta["env_reward"] and r.meta["reward"] == m.meta["reward"]
         _assert_token_exact(r, calls)
     steps = sum(sum(1 for msg in r.messages if msg["role"] == "tool") for r in remote_rows)
-    assert steps > 0 and _steps(envs_server, "tool_routing") - before == steps
+    # One metrics registry per process: the loopback server's steps and the embedded app's, each counted.
+    assert steps > 0 and _steps(envs_server, "tool_routing") - before == 2 * steps
+
+
+async def test_env_name_with_an_envs_url_runs_on_that_service(settings: Settings,
+                                                              token_policies: list[TokenScripted]) -> None:
+    # Only the server at the URL hosts ``routing_there``: the job can only succeed by going there.
+    there = settings.model_copy(update={"envs_extra": {"routing_there": "services.envs.routing_env:ToolRoutingEnv"}})
+    with LoopbackServer(create_app(service_spec("envs"), settings=there)) as server:
+        runner = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "envs_url": server.url}))
+        try:
+            before = _steps(server.url, "routing_there")
+            job = await runner.create(_example(env={"name": "routing_there"}))
+            await runner.dispatcher.drain()
+            rows = await _rows(runner, job)
+            steps = _steps(server.url, "routing_there") - before
+            alone = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "envs_url": ""}))
+            try:  # embedded, the same name is unknown: the group fails naming it
+                missing = await alone.create(_example(env={"name": "routing_there"}))
+                await alone.dispatcher.drain()
+                async with alone.maker() as session:
+                    failed = await service.read_job(session, missing)
+            finally:
+                await alone.engine.dispose()
+        finally:
+            await runner.dispatcher.drain()
+            await runner.engine.dispose()
+    assert len(rows) == 8 and {r.stop_reason for r in rows} == {"stop"}
+    assert steps == sum(sum(1 for m in r.messages if m["role"] == "tool") for r in rows) > 0
+    assert failed.status == "failed" and failed.done_groups == 0
 
 
 async def test_a_capability_url_needs_no_header(live: Live, envs_server: str, settings: Settings,

@@ -65,7 +65,7 @@ class Live:
 
 @pytest.fixture
 async def live(settings: Settings) -> AsyncIterator[Live]:
-    runner = Live(settings.model_copy(update={"rollout_poll_s": 0.05}))
+    runner = Live(settings.model_copy(update={"rollout_poll_s": 0.05, **scripted.HANGING_ENV}))
     yield runner
     await runner.dispatcher.drain()
     await runner.engine.dispose()

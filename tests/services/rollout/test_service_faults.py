@@ -186,3 +186,39 @@ async def test_the_reward_service_down_stores_unscored_pending_and_a_rescore_fil
         RewardRow.trajectory_id.in_(ids), RewardRow.component == "total"))
     assert totals == 4  # filled without re-running a rollout
     assert len((await _settled(live, job_id))[1]) == 4
+
+
+class _RecordRefused:
+    """The reward app, except that it cannot keep scores (``/v1/rewards/record`` answers 503)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app, self.refused = app, 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/rewards/record":
+            self.refused += 1
+            body = json.dumps({"status": 503, "code": "service_unavailable", "detail": "down for the test"}).encode()
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/problem+json")]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
+async def test_scores_the_reward_service_computed_but_could_not_keep_stay_pending_for_a_rescore(
+        settings: Settings, live_factory: Any, token_policies: list[TokenScripted]) -> None:
+    from shared.db.models import RewardRow
+
+    spec = {"components": [{"name": "length", "weight": 1.0}]}
+    reward = _RecordRefused(create_app(service_spec("reward"), settings=settings))
+    with LoopbackServer(reward) as server:
+        live = live_factory(reward_url=server.url, client_attempts=1)
+        job_id = await live.create(_job("calc", tools=["calculator"], reward=spec))
+        job, rows = await _settled(live, job_id)
+    assert reward.refused == job.total_groups == 2  # one record per stored group, each refused
+    assert job.status == "succeeded" and job.counts["unscored"] == len(rows) == 4
+    # The scores were computed (they feed the advantages), but no provenance row exists yet.
+    assert all(r.meta["reward_status"] == "pending" and r.meta["reward"] is not None for r in rows)
+    assert all("down for the test" in r.meta["reward_error"] for r in rows)
+    assert not await live.scalar(select(func.count()).select_from(RewardRow).where(
+        RewardRow.trajectory_id.in_([r.id for r in rows])))
