@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 from bench.openenv import _start, _wait_healthy  # noqa: E402
 from services.envs.builtin import register_builtins  # noqa: E402
 from services.envs.registry import EnvRegistry  # noqa: E402
+from services.rollout import RolloutLimits  # noqa: E402
 from services.rollout.adapters import EnvExecutor, toolcall_parser  # noqa: E402
 from services.rollout.engine import AsyncRolloutEngine  # noqa: E402
-from services.rollout import RolloutLimits  # noqa: E402
 from services.rollout.ports import PolicyOutput  # noqa: E402
 from services.rollout.remote import RemoteEnv  # noqa: E402
 from services.rollout.schemas import EnvSpec  # noqa: E402
