@@ -20,8 +20,8 @@ Why ``estimate`` is the default (bench/rollout.py, the real engine on a
 virtual clock, so the figures are its decisions and not the machine's load;
 64 prompts x 8, heavy-tailed tools, upstream capacity 128, seeds 1-5 and 7):
 makespan 1.02-1.19x the lower bound, mean 1.092x, against ``turns`` 1.127x
-and ``fifo`` 1.132x (better on four seeds, equal on one, 1.191x against
-1.182x on one); at capacity 256 every rule is at 1.00-1.04x, because the
+and ``fifo`` 1.132x (ahead on three seeds by 0.06-0.09x, equal on one,
+behind on two by under 0.01x); at capacity 256 every rule is at 1.00-1.04x, because the
 upstream hardly queues. The remaining gap is the longest chains' own
 length, which an order cannot shorten; relaunching stragglers
 (``services.rollout.relaunch``) trades upstream work for it.
