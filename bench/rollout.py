@@ -7,8 +7,16 @@ is lognormal, tool latency is Pareto (heavy-tailed, capped like a tool timeout),
 each trajectory takes 1..8 turns, and the upstream serves at most ``capacity``
 policy requests at once. Printed side by side, as ratios and absolute figures:
 
-- makespan vs the lower bound max(longest trajectory chain, policy work / capacity);
+- makespan of the real engine under each slot schedule (``--schedules``: fifo,
+  turns, estimate), each without and with speculative relaunch of stragglers
+  (``--relaunch`` spares per member), vs the lower bound max(longest trajectory
+  chain, policy work / capacity) of the batch without spares (relaunch can beat
+  it by keeping a spare instead of the longest chain), and what relaunching
+  cost: spare and cut (cancelled or surplus) policy calls and tokens against
+  the run's own;
 - makespan vs the turn-barrier baseline (one batch per turn, wait for the slowest);
+- that every group came back with exactly ``group`` members, distinct, each
+  with a stop reason;
 - orchestration CPU per turn (process time of this process / turns), over HTTP and in-process;
 - 1,000 concurrent trajectories in one process, with the error count;
 - the policy called directly vs through the embedded gateway (its app in this process behind
@@ -17,6 +25,13 @@ policy requests at once. Printed side by side, as ratios and absolute figures:
 With ``--mode embedded,split`` the same workload also runs with its tool calls through the tools
 service's client, its app in this process and in its own process over loopback HTTP
 (``bench/rollout_split.py``), printed next to the direct run.
+
+A spare is a fresh sample of its prompt (the upstream numbers conversations
+of a prompt by first contact, so spares get latencies of their own). A
+cancelled call keeps its upstream slot until its service time ends, as with a
+server that does not abort on disconnect: relaunch is not flattered by that.
+With ``--repeats`` the runs of one capacity are interleaved round-robin and
+each figure is the median over repeats (the machine's load moves every run).
 
 Run: ``python bench/rollout.py`` from the repository root.
 """
@@ -29,12 +44,16 @@ import contextlib
 import json
 import math
 import multiprocessing as mp
+import os
 import random
 import re
+import selectors
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -142,22 +161,25 @@ class _Upstream:
         await asyncio.sleep(self.model.tool_s(body["conv"], body["turn"]))
         return {"content": "ok"}
 
+    async def serve(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request of the bench's protocol."""
+        if path == "/reset":
+            self.first_contacts, self.peak = {}, 0
+            if "capacity" in body:
+                self.capacity = asyncio.Semaphore(body["capacity"])
+            return {}
+        if path == "/stats":
+            return {"peak_inflight": self.peak}
+        if path == "/v1/chat/completions":  # the gateway's upstream call
+            return _openai_chat(await self.policy(_request_for(body["messages"])))
+        return await (self.policy if path == "/policy" else self.tool)(body)
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve requests on one keep-alive connection."""
         try:
             while (req := await _read_request(reader)) is not None:
                 path, raw = req
-                if path == "/reset":
-                    self.first_contacts, self.peak = {}, 0
-                    if "capacity" in (body := json.loads(raw)):
-                        self.capacity = asyncio.Semaphore(body["capacity"])
-                    out: dict[str, Any] = {}
-                elif path == "/stats":
-                    out = {"peak_inflight": self.peak}
-                elif path == "/v1/chat/completions":
-                    out = _openai_chat(await self.policy(_request_for(json.loads(raw)["messages"])))
-                else:
-                    out = await (self.policy if path == "/policy" else self.tool)(json.loads(raw))
+                out = await self.serve(path, json.loads(raw))
                 data = json.dumps(out).encode()
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
                 await writer.drain()
@@ -165,17 +187,6 @@ class _Upstream:
             pass
         finally:
             writer.close()
-
-
-def _openai_chat(reply: dict[str, Any]) -> dict[str, Any]:
-    """A simulated turn as the OpenAI chat answer a vLLM upstream gives (token ids included)."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply["text"]}
-    if reply["tool_calls"]:
-        message["tool_calls"] = reply["tool_calls"]
-    return {"id": "chatcmpl-sim", "object": "chat.completion", "created": 0, "model": "sim",
-            "choices": [{"index": 0, "message": message, "token_ids": [0] * reply["tokens"],
-                         "finish_reason": "tool_calls" if reply["tool_calls"] else "stop"}],
-            "prompt_token_ids": [0], "usage": {"prompt_tokens": 1, "completion_tokens": reply["tokens"]}}
 
 
 def _serve(model_kw: dict[str, Any], capacity: int, conn: Any) -> None:
@@ -191,6 +202,17 @@ def _serve(model_kw: dict[str, Any], capacity: int, conn: Any) -> None:
 
 
 # ---------------------------------------------------------------- client side (this process)
+
+
+def _openai_chat(reply: dict[str, Any]) -> dict[str, Any]:
+    """A simulated turn as the OpenAI chat answer a vLLM upstream gives (token ids included)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply["text"]}
+    if reply["tool_calls"]:
+        message["tool_calls"] = reply["tool_calls"]
+    return {"id": "chatcmpl-sim", "object": "chat.completion", "created": 0, "model": "sim",
+            "choices": [{"index": 0, "message": message, "token_ids": [0] * reply["tokens"],
+                         "finish_reason": "tool_calls" if reply["tool_calls"] else "stop"}],
+            "prompt_token_ids": [0], "usage": {"prompt_tokens": 1, "completion_tokens": reply["tokens"]}}
 
 
 class Loopback:
@@ -231,6 +253,50 @@ async def _read_response(reader: asyncio.StreamReader) -> bytes:
     return await reader.readexactly(length)
 
 
+class Direct:
+    """The same protocol served in this process (no network): for the virtual-clock runs.
+
+    A cancelled call releases its upstream slot at once here (a server that aborts on disconnect).
+    """
+
+    def __init__(self, upstream: _Upstream) -> None:
+        self.upstream = upstream
+
+    async def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Serve one request in process."""
+        return await self.upstream.serve(path, payload)
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+class _FastForward(selectors.DefaultSelector):
+    """A selector that, instead of sleeping until the next timer, moves its loop's clock there."""
+
+    loop: VirtualClockLoop
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        events = super().select(0)
+        if not events and timeout:
+            self.loop.now += timeout
+        return events
+
+
+class VirtualClockLoop(asyncio.SelectorEventLoop):
+    """An event loop on a virtual clock: timers fire in order, no time passes while code runs, so a
+    makespan measures the engine's decisions alone (none of this machine's CPU speed or load)."""
+
+    def __init__(self) -> None:
+        selector = _FastForward()
+        self.now = 0.0
+        super().__init__(selector)
+        selector.loop = self
+
+    def time(self) -> float:
+        """Virtual seconds since the loop started."""
+        return self.now
+
+
 def _request_for(messages: list[dict[str, Any]]) -> dict[str, Any]:
     prompt = next(m["content"] for m in messages if m["role"] == "user")
     assistants = [m for m in messages if m["role"] == "assistant"]
@@ -238,10 +304,13 @@ def _request_for(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {"prompt": prompt, "conv": conv, "turn": len(assistants)}
 
 
+Client = Loopback | Direct
+
+
 class HttpPolicy:
     """The Policy port over the loopback upstream (message mode)."""
 
-    def __init__(self, client: Loopback) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
 
     async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None,
@@ -258,7 +327,7 @@ class HttpPolicy:
 class HttpTools:
     """The ToolExecutor port over the loopback upstream."""
 
-    def __init__(self, client: Loopback) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
 
     def tool_infos(self) -> list[dict[str, Any]]:
@@ -275,22 +344,47 @@ def _prompts(n: int) -> list[dict[str, Any]]:
     return [{"id": f"p{i}", "messages": [{"role": "user", "content": f"p{i}"}]} for i in range(n)]
 
 
-async def run_engine(client: Loopback, prompts: int, group: int, concurrency: int, schedule: Schedule,
-                     policy: Any = None) -> tuple[float, float, int, int]:
-    """(makespan s, process CPU s, turns, error count) for AsyncRolloutEngine."""
+@dataclass
+class EngineRun:
+    """One engine run: makespan, process CPU, counters (engine.stats) and group problems found."""
+
+    wall: float
+    cpu: float
+    stats: dict[str, int]
+    errors: int
+    bad_groups: list[str] = field(default_factory=list)
+
+
+def _check_groups(groups: list[Any], group: int) -> tuple[int, list[str]]:
+    """(members without a normal stop, groups that are not exactly ``group`` distinct members)."""
+    bad, errors = [], 0
+    for g in groups:
+        indexes = [t.sample_index for t in g.trajectories]
+        ids = {t.id for t in g.trajectories} | {c.trajectory_id for c in g.cut}
+        if len(indexes) != group or len(set(indexes)) != group or len(ids) != group + len(g.cut):
+            bad.append(g.group_id)
+        errors += sum(t.stop_reason not in ("stop", "max_turns") for t in g.trajectories)
+    return errors, bad
+
+
+async def run_engine(client: Client, prompts: int, group: int, concurrency: int, schedule: Schedule,
+                     relaunch: float = 0.0, policy: Any = None) -> EngineRun:
+    """Makespan, CPU and counters of AsyncRolloutEngine on the loopback upstream (``policy``: another route to it)."""
     engine = AsyncRolloutEngine(policy or HttpPolicy(client), tools=HttpTools(client), concurrency=concurrency,
-                                limits=RolloutLimits(max_turns=MAX_TURNS), schedule=schedule)
-    cpu0, t0 = time.process_time(), time.perf_counter()
+                                limits=RolloutLimits(max_turns=MAX_TURNS), schedule=schedule, relaunch=relaunch)
+    loop = asyncio.get_running_loop()
+    cpu0, t0 = time.process_time(), loop.time()
     groups = await engine.collect_batch(_prompts(prompts), group_size=group)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    errors = sum(t.stop_reason not in ("stop", "max_turns") for g in groups for t in g.trajectories)
-    return wall, cpu, engine.stats["turns"], errors
+    wall, cpu = loop.time() - t0, time.process_time() - cpu0
+    errors, bad = _check_groups(groups, group)
+    return EngineRun(wall, cpu, engine.stats, errors, bad)
 
 
-async def run_barrier(client: Loopback, prompts: int, group: int) -> float:
+async def run_barrier(client: Client, prompts: int, group: int) -> float:
     """Makespan of the turn-barrier baseline: one batch per turn, wait for the slowest."""
     convs = [{"messages": [{"role": "user", "content": f"p{i}"}]} for i in range(prompts) for _ in range(group)]
-    t0 = time.perf_counter()
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
     active = convs
     for _ in range(MAX_TURNS):
         outs = await asyncio.gather(*(client.post("/policy", _request_for(c["messages"])) for c in active))
@@ -305,7 +399,7 @@ async def run_barrier(client: Loopback, prompts: int, group: int) -> float:
         active = [conv for conv, _ in calls]
         if not active:
             break
-    return time.perf_counter() - t0
+    return loop.time() - t0
 
 
 class _InstantPolicy:
@@ -351,16 +445,27 @@ def _start_server(model_kw: dict[str, Any], capacity: int) -> tuple[mp.Process, 
     return proc, parent.recv()
 
 
-async def compare(client: Loopback, model: Model, args: argparse.Namespace, capacity: int
+def _variants(args: argparse.Namespace) -> list[tuple[str, Schedule, float]]:
+    out: list[tuple[str, Schedule, float]] = [(name, name, 0.0) for name in args.schedules]
+    if args.relaunch > 0:
+        out += [(f"{name}+relaunch", name, args.relaunch) for name in args.schedules]
+    return out
+
+
+async def compare(client: Client, model: Model, args: argparse.Namespace, capacity: int, repeats: int
                   ) -> dict[str, Any]:
-    """Engine vs turn barrier vs lower bound at one upstream capacity."""
+    """Every engine variant and the turn barrier vs the lower bound at one upstream capacity."""
     chain, cap_bound, calls = model.bounds(args.prompts, args.group, capacity)
-    await client.post("/reset", {"capacity": capacity})
-    wall, cpu, turns, errors = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
-    await client.post("/reset", {"capacity": capacity})
-    barrier = await run_barrier(client, args.prompts, args.group)
+    runs: dict[str, list[EngineRun]] = {name: [] for name, _, _ in _variants(args)}
+    barrier: list[float] = []
+    for _ in range(repeats):  # round-robin, so a change of the machine's load hits every variant
+        for name, schedule, relaunch in _variants(args):
+            await client.post("/reset", {"capacity": capacity})
+            runs[name].append(await run_engine(client, args.prompts, args.group, capacity, schedule, relaunch))
+        await client.post("/reset", {"capacity": capacity})
+        barrier.append(await run_barrier(client, args.prompts, args.group))
     return {"capacity": capacity, "chain": chain, "cap_bound": cap_bound, "lower": max(chain, cap_bound),
-            "calls": calls, "wall": wall, "cpu": cpu, "turns": turns, "errors": errors, "barrier": barrier}
+            "calls": calls, "runs": runs, "barrier": statistics.median(barrier)}
 
 
 @contextlib.asynccontextmanager
@@ -404,30 +509,40 @@ async def compare_gateway(client: Loopback, args: argparse.Namespace, capacity: 
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.gateway_repeats):
             await client.post("/reset", {"capacity": capacity})
-            wall, c, turns, _ = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
-            direct.append(wall)
-            cpu["direct"] += c
+            run = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
+            direct.append(run.wall)
+            cpu["direct"] += run.cpu
             async with embedded_gateway(client.port, Path(tmp) / f"traces{rep}.db") as policy:
                 await client.post("/reset", {"capacity": capacity})
-                wall, c, turns, errors = await run_engine(client, args.prompts, args.group, capacity, args.schedule,
-                                                          policy)
-            via.append(wall)
-            cpu["gateway"] += c
-            assert errors == 0, f"{errors} trajectories failed through the gateway"
+                run = await run_engine(client, args.prompts, args.group, capacity, args.schedule, policy=policy)
+            via.append(run.wall)
+            cpu["gateway"] += run.cpu
+            turns = run.stats["turns"]
+            assert run.errors == 0, f"{run.errors} trajectories failed through the gateway"
     return {"capacity": capacity, "direct": direct, "gateway": via, "cpu": cpu, "turns": turns}
 
 
-async def main(args: argparse.Namespace) -> None:
-    """Run the comparisons and print the report."""
-    model_kw: dict[str, Any] = {"seed": args.seed, "policy_median_s": args.policy_median_s,
-                                "policy_sigma": 0.6, "tool_scale_s": args.tool_scale_s,
-                                "tool_alpha": 1.5, "tool_cap_s": args.tool_cap_s}
+def _model_kw(args: argparse.Namespace) -> dict[str, Any]:
+    return {"seed": args.seed, "policy_median_s": args.policy_median_s, "policy_sigma": 0.6,
+            "tool_scale_s": args.tool_scale_s, "tool_alpha": 1.5, "tool_cap_s": args.tool_cap_s}
+
+
+async def virtual_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The comparisons in this process on a virtual clock (run it on a VirtualClockLoop)."""
+    model = Model(**_model_kw(args))
+    client = Direct(_Upstream(model, args.capacities[0]))
+    return [await compare(client, model, args, cap, repeats=1) for cap in args.capacities]
+
+
+async def main(args: argparse.Namespace, virtual: list[dict[str, Any]]) -> None:
+    """Run the comparisons over loopback HTTP and print the report, the virtual-clock rows first."""
+    model_kw = _model_kw(args)
     proc, port = _start_server(model_kw, args.capacities[0])
     client = Loopback(port)
     try:
-        rows = [await compare(client, Model(**model_kw), args, cap) for cap in args.capacities]
+        rows = [await compare(client, Model(**model_kw), args, cap, args.repeats) for cap in args.capacities]
         engine_cpu, engine_turns = await engine_cpu_per_turn(args.prompts, args.group)
-        big = await _thousand(client, args.capacity_1k)
+        big = await _thousand(client, args.capacity_1k) if args.capacity_1k else None
         through = await compare_gateway(client, args, args.capacities[0]) if args.gateway_repeats else None
         modes = await _modes(client, port, Model(**model_kw), args) if args.mode else None
     finally:
@@ -435,6 +550,12 @@ async def main(args: argparse.Namespace) -> None:
         proc.terminate()
         proc.join()
     _header(args)
+    if virtual:
+        print("== virtual clock, in process: the engine's scheduling decisions alone (deterministic; no CPU time)")
+        for row in virtual:
+            _report_row(row)
+    print(f"== loopback HTTP, wall clock on this machine (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} CPUs at the end)")
     for row in rows:
         _report_row(row)
     _report_tail(engine_cpu, engine_turns, big)
@@ -486,33 +607,53 @@ def _header(args: argparse.Namespace) -> None:
     print(f"rollout bench: {args.prompts} prompts x group {args.group}, up to {MAX_TURNS} turns; "
           f"policy lognormal median {args.policy_median_s*1e3:.0f} ms (sigma 0.6); tools Pareto(1.5) "
           f"scale {args.tool_scale_s*1e3:.0f} ms, cap {args.tool_cap_s:.1f} s; seed {args.seed}; "
-          f"schedule {args.schedule}")
+          f"relaunch budget {args.relaunch:.3f} spares per member; median of {args.repeats} run(s) each")
 
 
 def _report_row(m: dict[str, Any]) -> None:
-    print(f"upstream capacity {m['capacity']} concurrent policy requests:")
-    print(f"  policy calls {m['calls']}, engine turns {m['turns']}, errors {m['errors']}")
-    print(f"  lower bound: longest chain {m['chain']:.3f} s, capacity bound {m['cap_bound']:.3f} s "
-          f"-> {m['lower']:.3f} s")
-    print(f"  AsyncRolloutEngine      {m['wall']:.3f} s = {m['wall']/m['lower']:.3f}x lower bound (target <= 1.10x)")
-    print(f"  turn-barrier baseline   {m['barrier']:.3f} s = {m['barrier']/m['lower']:.3f}x lower bound")
-    print(f"  speedup vs turn barrier {m['barrier']/m['wall']:.2f}x (target >= 2x)")
-    print(f"  CPU per turn in this process (engine + HTTP client + JSON): "
-          f"{m['cpu']/m['turns']*1e3:.3f} ms ({m['cpu']:.2f} s / {m['turns']} turns)")
+    lower, barrier = m["lower"], m["barrier"]
+    print(f"upstream capacity {m['capacity']} concurrent policy requests: policy calls {m['calls']}; lower bound: "
+          f"longest chain {m['chain']:.3f} s, capacity bound {m['cap_bound']:.3f} s -> {lower:.3f} s")
+    print(f"  turn-barrier baseline   {barrier:.3f} s = {barrier / lower:.3f}x lower bound")
+    print("  engine schedule         makespan  x lower  vs barrier  CPU/turn  policy calls (+spare, cut)   "
+          "completion tokens (+spare, cut)  spares kept/started  groups exact")
+    for name, runs in m["runs"].items():
+        wall = statistics.median(r.wall for r in runs)
+        last = runs[-1].stats
+        calls, tokens = last["policy_calls"], last["completion_tokens"]
+        cpu = statistics.median(r.cpu / r.stats["turns"] for r in runs)
+        exact = all(not r.bad_groups and not r.errors for r in runs)
+        print(f"  {name:22s} {wall:7.3f} s  {wall / lower:6.3f}x  {barrier / wall:8.2f}x  {cpu * 1e3:6.3f} ms  "
+              f"{calls:5d} (+{last['spare_policy_calls'] / calls:5.1%}, {last['cut_policy_calls'] / calls:5.1%})  "
+              f"{tokens:7d} (+{last['spare_completion_tokens'] / tokens:5.1%}, "
+              f"{last['cut_completion_tokens'] / tokens:5.1%})     {last['spares_kept']:3d}/{last['spares']:3d}"
+              f"          {'yes' if exact else 'NO'}")
+    print("  targets: <= 1.10x the lower bound, >= 2x the turn barrier; spare/cut shares are of the run's own "
+          "policy calls and tokens (last repeat)")
 
 
-def _report_tail(engine_cpu: float, engine_turns: int, big: dict[str, Any]) -> None:
+def _report_tail(engine_cpu: float, engine_turns: int, big: dict[str, Any] | None) -> None:
     print(f"engine alone (in-process instant policy/tools): {engine_cpu*1e3:.3f} ms CPU per turn "
           f"over {engine_turns} turns (target < 1 ms)")
+    if big is None:
+        return
     print(f"1,000 concurrent trajectories: {big['trajectories']} done, {big['turns']} turns, "
           f"errors {big['errors']}, upstream peak in-flight {big['peak_inflight']}, wall {big['wall_s']:.2f} s")
+
+
+def _schedules(value: str) -> list[Schedule]:
+    names = value.split(",")
+    bad = [n for n in names if n not in SCHEDULES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown schedules {bad}; known: {', '.join(SCHEDULES)}")
+    return names  # type: ignore[return-value]
 
 
 def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=64)
     ap.add_argument("--group", type=int, default=8)
-    ap.add_argument("--capacities", type=lambda v: [int(x) for x in v.split(",")], default=[128, 256, 512],
+    ap.add_argument("--capacities", type=lambda v: [int(x) for x in v.split(",")], default=[128, 256],
                     help="upstream max concurrent policy requests, one comparison each")
     ap.add_argument("--capacity-1k", type=int, default=1000)
     ap.add_argument("--policy-median-s", type=float, default=0.06)
@@ -521,13 +662,26 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--gateway-repeats", type=int, default=3,
                     help="alternating direct / through-the-gateway runs at the first capacity (0: skip)")
-    ap.add_argument("--schedule", choices=SCHEDULES, default="turns",
-                    help="the engine's slot scheduling rule (services/rollout/schedule.py)")
+    ap.add_argument("--schedule", choices=SCHEDULES, default="estimate",
+                    help="the slot schedule of the gateway and --mode comparisons (services/rollout/schedule.py)")
     ap.add_argument("--mode", type=lambda v: [m for m in v.split(",") if m], default=[],
                     help="also run with tool calls through the tools service: embedded, split, or both "
                          "(comma-separated; bench/rollout_split.py)")
+    ap.add_argument("--schedules", type=_schedules, default=["fifo", "turns", "estimate"],
+                    help=f"comma-separated slot schedules to compare, of: {', '.join(SCHEDULES)}")
+    ap.add_argument("--relaunch", type=float, default=0.125,
+                    help="spares per member for the +relaunch runs (0: no relaunch runs)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each variant per capacity (median reported)")
+    ap.add_argument("--no-virtual", dest="virtual", action="store_false",
+                    help="skip the virtual-clock runs (in process, no network)")
     return ap.parse_args()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(_args()))
+    _cli = _args()
+    _loop = VirtualClockLoop()
+    try:
+        _virtual = _loop.run_until_complete(virtual_rows(_cli)) if _cli.virtual else []
+    finally:
+        _loop.close()
+    asyncio.run(main(_cli, _virtual))

@@ -83,7 +83,8 @@ async def run_modes(client: Any, port: int, model: Any, args: Any, modes: list[s
     chain, cap_bound, _ = model.bounds(args.prompts, args.group, capacity)
     lower = max(chain, cap_bound)
     await client.post("/reset", {"capacity": capacity})
-    wall, cpu, turns, errors = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
+    run = await run_engine(client, args.prompts, args.group, capacity, args.schedule)
+    wall, cpu, turns, errors = run.wall, run.cpu, run.stats["turns"], run.errors
     rows = [{"mode": "direct (engine calls the tool)", "wall": wall, "cpu": cpu, "extra_cpu": 0.0, "turns": turns,
              "errors": errors, "lower": lower}]
     home = tempfile.mkdtemp(prefix="bench-rollout-tools-")

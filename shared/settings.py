@@ -80,8 +80,8 @@ class Settings(BaseSettings):
     # FIFO, where the shard's scheduling rule no longer applies.
     rollout_concurrency: int = Field(64, ge=1, le=4096)
     # Which waiting policy call a shard serves first when all slots are taken
-    # (services/rollout/schedule.py: turns, waited, service, fifo).
-    rollout_schedule: Literal["turns", "waited", "service", "fifo"] = "turns"
+    # (services/rollout/schedule.py: estimate, turns, waited, service, fifo).
+    rollout_schedule: Literal["turns", "waited", "service", "fifo", "estimate"] = "estimate"
     # How often a running shard checks for cancellation and the events stream polls the job.
     rollout_poll_s: float = Field(0.5, gt=0, le=60)
     # Local CPU engine: an HF model directory, a .gguf file, or empty for the bundled SmolLM2.

@@ -188,5 +188,6 @@ async def build_runtime(spec: RolloutRunSpec, settings: Settings, link: ServiceL
     runtime.engine = AsyncRolloutEngine(
         policy, tools=tools, mode=mode, bridge=bridge, sampling_params=spec.sampling,
         limits=spec.limits, parser=toolcall_parser(spec.tool_parser),
-        concurrency=settings.rollout_concurrency, oversample=spec.oversample, schedule=settings.rollout_schedule)
+        concurrency=settings.rollout_concurrency, oversample=spec.oversample, schedule=settings.rollout_schedule,
+        relaunch=spec.relaunch)
     return runtime

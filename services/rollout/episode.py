@@ -4,8 +4,9 @@ A failed episode is data: errors from the shared tree end the trajectory with
 a stop reason and are recorded on it; timeouts and cancellation keep what was
 produced so far. Only the policy call holds a slot of the concurrency cap, so
 tool execution of one trajectory overlaps inference of the others. Waiting
-requests are ordered by the context's scheduling rule (``services.rollout.schedule``;
-fewest turns done first by default).
+requests are ordered by the context's scheduler (``services.rollout.schedule``),
+which the episode tells as its policy calls, tool phases and turns end (the
+``estimate`` rule learns remaining work from that).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolExecutor
-from services.rollout.schedule import Attained, Schedule, priority_key
+from services.rollout.schedule import Attained, Scheduler
 from services.rollout.slots import PrioritySlots
 from services.rollout.tool_calls import attempted_calls, execute_calls, tool_message
 from services.rollout.transcript import Transcript
@@ -49,8 +50,9 @@ class EpisodeContext:
     slots: PrioritySlots
     parser: ToolCallParser | None = None
     extra_body: dict[str, Any] | None = None
-    schedule: Schedule = "turns"
-    stats: dict[str, int] = field(default_factory=lambda: {"turns": 0, "policy_calls": 0, "queued_ms": 0})
+    scheduler: Scheduler = field(default_factory=Scheduler)
+    stats: dict[str, int] = field(default_factory=lambda: {"turns": 0, "policy_calls": 0, "completion_tokens": 0,
+                                                           "queued_ms": 0})
 
 
 class _Ended(Exception):
@@ -59,6 +61,11 @@ class _Ended(Exception):
     def __init__(self, reason: str, truncated: bool) -> None:
         super().__init__(reason)
         self.reason, self.truncated = reason, truncated
+
+
+def _now() -> float:
+    """The event loop's clock: queueing and service seconds are measured on the clock timers run on."""
+    return asyncio.get_running_loop().time()
 
 
 def _stop_reason_for(exc: TrajforgeError) -> str:
@@ -79,6 +86,12 @@ class Episode:
         self.turns = 0
         self.attained = Attained()
         self.finished = False
+        self.spare = False  # a relaunched spare (services.rollout.relaunch)
+
+    def priority(self, now: float) -> float:
+        """The scheduler's key for this trajectory now (lower is more urgent)."""
+        traj = self.trajectory
+        return self.ctx.scheduler.key(traj.group_id or "", traj.sample_index or 0, self.attained, now)
 
     async def run(self) -> Trajectory:
         """Run to a stop reason; cancellation is recorded and then propagated."""
@@ -95,7 +108,7 @@ class Episode:
         except TimeoutError:
             reason, truncated = "timeout", True
         except asyncio.CancelledError:
-            self._finish("cancelled", True, None)
+            self._finish("cancelled", True, None)  # not a turn count the scheduler learns from
             await self._close_tools()
             raise
         except TrajforgeError as exc:
@@ -104,6 +117,8 @@ class Episode:
             _log.exception("unexpected error in trajectory %s", self.trajectory.id)
             reason, truncated, error = "api_error", True, exc
         self._finish(reason, truncated, error)
+        if self.turns:  # one that never got an answer says nothing about how long answers take
+            self._observe_turn(finished=True)
         await self._close_tools()
         return self.trajectory
 
@@ -129,6 +144,7 @@ class Episode:
             self._check_after_sample(out, calls)
             if self.turns >= limits.max_turns:
                 raise _Ended("max_turns", True)
+            self._observe_turn(finished=False)
             await self._apply_tools(calls, out, step)
             fatal = getattr(self.tools, "fatal_error", None)
             if fatal is not None:  # the executor lost its session (see services.rollout.remote)
@@ -163,7 +179,11 @@ class Episode:
             try:
                 async with self._slot():
                     self.ctx.stats["policy_calls"] += 1
-                    return await self.transcript.sample(self.policy, sampling, self.ctx.extra_body)
+                    self.attained.policy_calls += 1
+                    out = await self.transcript.sample(self.policy, sampling, self.ctx.extra_body)
+                    self.attained.completion_tokens += len(out.token_ids)
+                    self.ctx.stats["completion_tokens"] += len(out.token_ids)
+                    return out
             except _RETRYABLE:
                 if attempt >= self.ctx.limits.max_api_retries:
                     raise
@@ -174,16 +194,17 @@ class Episode:
     async def _slot(self) -> AsyncIterator[None]:
         """Hold a slot of the cap; account queueing and service time for the scheduling rule."""
         att = self.attained
-        att.turns = self.turns
-        arrived = time.monotonic()
-        async with self.ctx.slots.slot(priority_key(self.ctx.schedule, att, arrived)):
-            granted = time.monotonic()
+        arrived = _now()
+        async with self.ctx.slots.slot(self.priority(arrived)):
+            granted = _now()
             att.waited_s += granted - arrived
             self.ctx.stats["queued_ms"] += round((granted - arrived) * 1000)
             try:
                 yield
             finally:
-                att.service_s += time.monotonic() - granted
+                served = _now() - granted
+                att.service_s, att.policy_s = att.service_s + served, att.policy_s + served
+            self.ctx.scheduler.policy_done(served)  # answered calls only: a cancelled one is no latency
 
     def _check_after_sample(self, out: PolicyOutput, calls: list[ParsedCall]) -> None:
         limits = self.ctx.limits
@@ -198,11 +219,11 @@ class Episode:
             raise _Ended("tool_error", True)
 
     async def _apply_tools(self, calls: list[ParsedCall], out: PolicyOutput, step: StepRecord) -> None:
-        started = time.monotonic()
+        started = _now()
         try:
             results = await execute_calls(calls, self.tools, self.ctx.limits)
         finally:
-            self.attained.service_s += time.monotonic() - started
+            self._observe_tools(calls, _now() - started)
         messages = [tool_message(c, r) for c, r in zip(calls, results, strict=True)]
         self.transcript.add_observations(messages, out)
         step.observations = [r.content for r in results]
@@ -210,6 +231,17 @@ class Episode:
         if env_rewards:  # per-step rewards from the env feed per-step GRPO (services.rollout.scoring)
             step.reward = float(sum(env_rewards))
         step.tool_statuses = [{"ok": r.ok, "error_type": r.error_type} for r in results]  # type: ignore[attr-defined]
+
+    def _observe_turn(self, *, finished: bool) -> None:
+        self.attained.turns = self.turns
+        traj = self.trajectory
+        self.ctx.scheduler.turn_done(traj.group_id or "", traj.sample_index or 0, self.turns, finished=finished)
+
+    def _observe_tools(self, calls: list[ParsedCall], seconds: float) -> None:
+        att = self.attained
+        att.service_s, att.tool_s, att.tool_calls = att.service_s + seconds, att.tool_s + seconds, att.tool_calls + 1
+        att.tool = calls[0].name if calls else None
+        self.ctx.scheduler.tool_done(att.tool, seconds)
 
     def _record_step(self, out: PolicyOutput, calls: list[ParsedCall], started: float) -> StepRecord:
         step = StepRecord(turn=self.turns, prompt_tokens=out.prompt_tokens,

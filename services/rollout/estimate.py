@@ -17,8 +17,10 @@ seen so far, with no knowledge of the future:
   far (which reflects its prompt and response lengths) with weight
   ``own_weight`` per observed turn.
 
-Everything is a running count or mean, so an estimate costs O(max_turns) and
-the result depends only on what was observed, in any order.
+Everything is a running count or mean, so an estimate costs O(max_turns) plus
+the group's size, and the result depends only on what was observed, in any
+order. A group that is done is forgotten (``forget_group``): its finished
+members stay in the turn counts, its cancelled ones leave no trace.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class RemainingWork:
     sibling_prior: float = 2.0  # how many siblings the global distribution is worth within a group
     own_weight: float = 1.0  # weight of each of the trajectory's own observed calls against the pooled mean
     _finished: list[float] = field(default_factory=list, init=False)
+    _running: list[int] = field(default_factory=list, init=False)  # running trajectories by turns done
     _groups: dict[str, dict[int, _Member]] = field(default_factory=dict, init=False)
     _policy: _Mean = field(default_factory=_Mean, init=False)
     _tools: dict[str, _Mean] = field(default_factory=dict, init=False)
@@ -84,6 +87,7 @@ class RemainingWork:
         if min(self.turn_prior_weight, self.sibling_prior) <= 0 or self.own_weight < 0:
             raise InvalidInput("prior weights must be positive", param="turn_prior_weight")
         self._finished = [0.0] * (self.max_turns + 1)
+        self._running = [0] * (self.max_turns + 1)
 
     # ------------------------------------------------------------ observations
 
@@ -98,14 +102,35 @@ class RemainingWork:
 
     def observe_turn(self, group: str, member: int, turns: int) -> None:
         """Member ``member`` of ``group`` has done ``turns`` policy turns and goes on."""
-        self._groups.setdefault(group, {}).setdefault(member, _Member()).turns = turns
+        state = self._member(group, member)
+        if state.finished:
+            return
+        self._running[state.turns] -= 1
+        state.turns = min(max(turns, 0), self.max_turns)
+        self._running[state.turns] += 1
 
     def observe_finished(self, group: str, member: int, turns: int) -> None:
         """Member ``member`` of ``group`` ended after ``turns`` policy turns."""
-        turns = min(max(turns, 1), self.max_turns)
-        state = self._groups.setdefault(group, {}).setdefault(member, _Member())
-        state.turns, state.finished = turns, True
-        self._finished[turns] += 1
+        state = self._member(group, member)
+        if state.finished:
+            return
+        self._running[state.turns] -= 1
+        state.turns, state.finished = min(max(turns, 1), self.max_turns), True
+        self._finished[state.turns] += 1
+
+    def forget_group(self, group: str) -> None:
+        """``group`` is done: drop its members (the finished ones stay in the turn counts)."""
+        for state in self._groups.pop(group, {}).values():
+            if not state.finished:  # cancelled: it neither ended nor runs on
+                self._running[state.turns] -= 1
+
+    def _member(self, group: str, member: int) -> _Member:
+        members = self._groups.setdefault(group, {})
+        state = members.get(member)
+        if state is None:
+            state = members[member] = _Member()
+            self._running[0] += 1
+        return state
 
     # ------------------------------------------------------------ estimates
 
@@ -116,12 +141,7 @@ class RemainingWork:
         running trajectories count as censored (they took more turns than they have done). The
         hazard at each n is blended with the uniform prior's with weight ``turn_prior_weight``.
         """
-        ended = self._finished
-        running = [0] * (self.max_turns + 1)
-        for members in self._groups.values():
-            for state in members.values():
-                if not state.finished:
-                    running[min(state.turns, self.max_turns)] += 1
+        ended, running = self._finished, self._running
         at_risk = 0.0
         risk = [0.0] * (self.max_turns + 2)
         for n in range(self.max_turns, 0, -1):  # survived n-1 turns: ended at >= n, or running past n-1

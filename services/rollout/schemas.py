@@ -120,6 +120,9 @@ class RolloutRunSpec(BaseModel):
 
     group_size: int = Field(ge=1, le=64)
     oversample: int = Field(0, ge=0, le=64)
+    #: Spare members per member started, spent on relaunching a group's stragglers into idle slots
+    #: (services/rollout/relaunch.py): 0.125 is at most one spare per 8 members; 0 never relaunches.
+    relaunch: float = Field(0.0, ge=0, le=1)
     policy: PolicySpec = Field(default_factory=PolicySpec)
     sampling: SamplingParams = Field(default_factory=lambda: SamplingParams.model_validate({}))
     limits: RolloutLimits = Field(default_factory=lambda: RolloutLimits.model_validate({}))
@@ -150,9 +153,9 @@ class RolloutRunSpec(BaseModel):
     def _processor_alone(self) -> None:
         if self.tools or self.env is not None:
             raise ValueError("a processor brings its own tools: give processor without tools or env")
-        if self.oversample or self.policy.backend is not None:
+        if self.oversample or self.relaunch or self.policy.backend is not None:
             raise ValueError("a processor calls the policy through the gateway: give policy.model at most, "
-                             "and no oversample")
+                             "and no oversample or relaunch")
 
     @model_validator(mode="after")
     def _one_tool_source(self) -> RolloutRunSpec:

@@ -9,17 +9,21 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 __all__ = ["PrioritySlots"]
 
 
 class PrioritySlots:
-    """At most ``capacity`` holders; lower ``priority`` values are served first."""
+    """At most ``capacity`` holders; lower ``priority`` values are served first.
 
-    def __init__(self, capacity: int) -> None:
+    ``on_idle`` is called when a released slot finds no waiter (the engine relaunches stragglers then).
+    """
+
+    def __init__(self, capacity: int, *, on_idle: Callable[[], None] | None = None) -> None:
         self.capacity = capacity
+        self.on_idle = on_idle
         self._free = capacity
         self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
@@ -28,6 +32,11 @@ class PrioritySlots:
     def in_use(self) -> int:
         """Slots currently held."""
         return self.capacity - self._free
+
+    @property
+    def idle(self) -> int:
+        """Slots free with nobody waiting for them (a slot is only ever free when no one waits)."""
+        return self._free
 
     async def acquire(self, priority: float = 0) -> None:
         """Wait for a slot; cancellation while waiting leaves no slot behind."""
@@ -51,6 +60,8 @@ class PrioritySlots:
                 fut.set_result(None)
                 return
         self._free += 1
+        if self.on_idle is not None:
+            self.on_idle()
 
     @asynccontextmanager
     async def slot(self, priority: float = 0) -> AsyncIterator[None]:

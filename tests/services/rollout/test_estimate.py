@@ -141,3 +141,34 @@ async def test_the_slot_queue_serves_the_most_estimated_work_first() -> None:
     # A fresh trajectory's tool is unknown: it is charged the mean of all tools, above a hard
     # prompt's cheap tool; an easy prompt's member, its siblings done at 2 turns, has about one left.
     assert served == ["hard_slow", "fresh", "hard_fast", "easy_fast"]
+
+
+def test_a_done_group_is_forgotten_but_its_finished_members_still_count() -> None:
+    est = RemainingWork(max_turns=4)
+    est.observe_finished("g", 0, 2)
+    est.observe_turn("g", 1, 3)  # cut when the group filled: it neither ended nor runs on
+    with_running = est.turn_distribution()
+    est.forget_group("g")
+    clean = RemainingWork(max_turns=4)
+    clean.observe_finished("h", 0, 2)
+    assert est.turn_distribution() == pytest.approx(clean.turn_distribution())
+    assert est.turn_distribution() != pytest.approx(with_running)
+    assert est.group_distribution("g") == pytest.approx(est.turn_distribution())  # no sibling evidence left
+    est.observe_finished("g", 0, 2)  # observations after a member ended change nothing
+    est.observe_finished("g", 0, 2)
+    est.observe_turn("g", 0, 3)
+    assert est.turn_distribution()[2] > clean.turn_distribution()[2]
+
+
+def test_the_estimate_rule_needs_its_estimator() -> None:
+    from services.rollout.schedule import Attained, Scheduler, priority_key
+
+    with pytest.raises(InvalidInput, match="estimator"):
+        priority_key("estimate", Attained(), 0.0)
+    sched = Scheduler("estimate", max_turns=8)
+    fresh, deep = Attained(turns=0), Attained(turns=6, policy_calls=6)
+    assert sched.key("g", 0, fresh, 0.0) < sched.key("g", 1, deep, 0.0)  # more work left: served first
+    sched.policy_done(0.5)
+    sched.tool_done("slow", 2.0)
+    assert sched.key("g", 0, fresh, 0.0) < -3.0  # seconds now reflect the observed latencies
+    assert Scheduler("turns").estimator is None

@@ -185,6 +185,7 @@ async def test_processor_outside_allowed_modules_is_refused(make_client: Any, cl
     assert resp.json()["code"] == "processor_load_failed"
     for extra, reason in (({"tools": ["calculator"]}, "brings its own tools"),
                           ({"oversample": 1}, "no oversample"),
+                          ({"relaunch": 0.125}, "or relaunch"),
                           ({"policy": {"backend": {"name": "local"}}}, "policy.model at most")):
         mixed = await client.post("/v1/rollouts", json={**body, **extra})
         assert mixed.status_code == 422 and reason in mixed.text, mixed.text

@@ -6,15 +6,19 @@ The policy in the engine tests is scripted (fixed replies, tokenised by the real
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+from services.rollout.build import build_runtime
 from services.rollout.engine import AsyncRolloutEngine
-from services.rollout.schedule import SCHEDULES, Attained, Schedule, priority_key
+from services.rollout.estimate import Progress
+from services.rollout.schedule import DEFAULT_SCHEDULE, SCHEDULES, Attained, Schedule, priority_key
+from services.rollout.schemas import RolloutRunSpec
 from services.rollout.slots import PrioritySlots
 from shared.errors import InvalidInput
 from shared.schema.budgets import RolloutLimits
+from shared.settings import Settings
 from tests.services.rollout.support import (
     FunctionTools,
     ScriptedPolicy,
@@ -90,3 +94,60 @@ async def test_no_queueing_is_counted_below_the_cap(smol_tokenizer: Any) -> None
 def test_an_unknown_rule_is_refused(smol_tokenizer: Any) -> None:
     with pytest.raises(InvalidInput, match="schedule must be one of"):
         _engine(smol_tokenizer, "random", concurrency=1)  # type: ignore[arg-type]
+
+
+class RecordingSlots(PrioritySlots):
+    """The engine's slot queue, recording the key of every request."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.keys: list[float] = []
+
+    async def acquire(self, priority: float = 0) -> None:
+        self.keys.append(priority)
+        await super().acquire(priority)
+
+
+async def _keys(tokenizer: Any, schedule: Schedule) -> tuple[list[float], AsyncRolloutEngine]:
+    engine, _ = _engine(tokenizer, schedule, concurrency=1)
+    engine.ctx.slots = slots = RecordingSlots(1)
+    await engine.collect_batch([{"id": "p", "messages": [{"role": "user", "content": "go"}]}], group_size=3)
+    return slots.keys, engine
+
+
+async def test_the_selected_rule_sets_the_keys_the_engine_queues_by(smol_tokenizer: Any) -> None:
+    turns, _ = await _keys(smol_tokenizer, "turns")
+    assert sorted(turns) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    fifo, _ = await _keys(smol_tokenizer, "fifo")
+    assert fifo == sorted(fifo) and len(set(fifo)) > 3  # arrival times on the loop's clock
+    estimate, engine = await _keys(smol_tokenizer, "estimate")
+    # Most estimated remaining seconds first: keys are minus an estimate, which the engine's
+    # observations move (every member takes 3 of up to 4 turns, with tools between).
+    assert len(estimate) == 9 and all(k < 0 for k in estimate)
+    assert len({round(k, 9) for k in estimate}) > 3
+    est = engine.ctx.scheduler.estimator
+    assert est is not None
+    assert est.turn_distribution()[3] > 0.5  # three trajectories finished after 3 turns
+    assert est.tool_s(est_progress()) != pytest.approx(est.tool_prior_s)  # tool latency was observed
+
+
+def est_progress() -> Progress:
+    return Progress(group="other", member=0, turns=1, tool="add")
+
+
+def test_settings_offer_exactly_the_engines_rules() -> None:
+    field = Settings.model_fields["rollout_schedule"]
+    assert get_args(field.annotation) == SCHEDULES
+    assert field.default == DEFAULT_SCHEDULE
+
+
+async def test_a_job_runs_with_the_configured_rule_and_relaunch_budget(tmp_path: Any) -> None:
+    import tests.services.rollout.scripted  # noqa: F401 (registers the scripted policy)
+
+    spec = RolloutRunSpec.model_validate({"group_size": 2, "relaunch": 0.125, "mode": "messages",
+                                          "policy": {"backend": {"name": "scripted"}}})
+    runtime = await build_runtime(spec, Settings(home=tmp_path, rollout_schedule="estimate"))
+    assert runtime.engine is not None
+    assert runtime.engine.ctx.scheduler.schedule == "estimate"
+    assert runtime.engine.ctx.scheduler.estimator is not None
+    assert runtime.engine.relaunch.budget == 0.125
