@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from services.gateway.config import GatewayConfig, UpstreamSpec, load_gateway_config
 from services.gateway.dbsink import DbTraceSink
+from services.gateway.fastpath import ProxyFastPath
 from services.gateway.inproc import INPROC_SCHEME, InProcessClient
 from services.gateway.routes import router
 from services.gateway.service import build_gateway
@@ -74,7 +75,8 @@ async def _stop(app: FastAPI, state: AppState) -> None:
     await gateway.pool.aclose()
 
 
-SERVICE = ServiceSpec(name="gateway", routers=[router], startup=[_start], shutdown=[_stop], uses_redis=False)
+SERVICE = ServiceSpec(name="gateway", routers=[router], startup=[_start], shutdown=[_stop], uses_redis=False,
+                      middleware=[ProxyFastPath])
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
