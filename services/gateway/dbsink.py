@@ -2,10 +2,14 @@
 
 ``write`` only queues the record (a bounded queue, so a stalled database slows
 callers down instead of growing memory); a background flusher inserts what is
-queued in batches, one transaction each. A failed batch is retried with backoff;
-after the last attempt each record is logged in full so nothing is lost
-silently. Reads (``session``) first wait for what this process has queued, then
-read the table, so they work across processes.
+queued in batches, one transaction and one multi-row ``INSERT ... RETURNING``
+each, off the request path. After the first record of a batch it lingers up to
+``linger_s`` for more, so a trickle of calls still shares transactions (the
+per-transaction cost dominates a single row's); ``flush`` and ``close`` cut the
+linger short. A failed batch is retried with backoff; after the last attempt
+each record is logged in full so nothing is lost silently. Reads (``session``)
+first wait for what this process has queued, then read the table, so they work
+across processes; ``close`` (the app's shutdown) writes everything queued.
 
 A call's slot is (session_id, attempt, seq), unique in the table. Each gateway
 process counts ``seq`` on its own, so two processes (or a restarted one) may pick
@@ -16,16 +20,17 @@ than dropped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.db.models import GatewayTraceRow
-from shared.db.upsert import insert_ignore_many
+from shared.db.upsert import insert_ignore_returning
 from shared.traces import TraceRecord
 
 __all__ = ["DbTraceSink", "record_from_row", "row_from_record"]
@@ -76,16 +81,20 @@ class DbTraceSink:
 
     def __init__(
         self, sessionmaker: async_sessionmaker[AsyncSession], *, queue_size: int = 10_000,
-        batch_size: int = 256, write_attempts: int = 3, retry_base_s: float = 0.2,
+        batch_size: int = 256, write_attempts: int = 3, retry_base_s: float = 0.2, linger_s: float = 0.01,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.batch_size = batch_size
         self.write_attempts = write_attempts
         self.retry_base_s = retry_base_s
+        self.linger_s = linger_s
         self.written = 0
         self.lost = 0
         self._queue: asyncio.Queue[TraceRecord] = asyncio.Queue(maxsize=queue_size)
         self._task: asyncio.Task[None] | None = None
+        # Set while someone waits for the queue to drain: the flusher stops lingering.
+        self._hurry = asyncio.Event()
+        self._flushing = 0
 
     def start(self) -> None:
         """Start the background flusher on the running loop."""
@@ -101,7 +110,14 @@ class DbTraceSink:
         """Wait until every record queued so far has been written (or logged as lost)."""
         if self._queue.qsize() or self._queue._unfinished_tasks:  # type: ignore[attr-defined]
             self.start()
-            await self._queue.join()
+            self._flushing += 1
+            self._hurry.set()
+            try:
+                await self._queue.join()
+            finally:
+                self._flushing -= 1
+                if not self._flushing:
+                    self._hurry.clear()
 
     async def session(self, session_id: str) -> list[TraceRecord]:
         """All records of a session, in (attempt, seq) order, read from the database."""
@@ -123,6 +139,7 @@ class DbTraceSink:
     async def _run(self) -> None:
         while True:
             batch = [await self._queue.get()]
+            await self._linger()
             while len(batch) < self.batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
@@ -148,23 +165,28 @@ class DbTraceSink:
         for record in batch:
             log.error("gateway trace not stored: %r", exc, extra={"trace": record.model_dump(mode="json")})
 
+    async def _linger(self) -> None:
+        """Give a batch up to ``linger_s`` to fill, unless it is full already or a flush is waiting."""
+        if self.linger_s <= 0 or self._queue.qsize() + 1 >= self.batch_size or self._hurry.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._hurry.wait(), self.linger_s)
+
     async def _write(self, batch: list[TraceRecord]) -> None:
         async with self.sessionmaker() as db:
             rows = [row_from_record(r) for r in batch]
             keyed = [r for r in rows if r["session_id"] is not None]
-            await insert_ignore_many(db, GatewayTraceRow, keyed, conflict_columns=_SLOT)
-            db.add_all(GatewayTraceRow(**r) for r in rows if r["session_id"] is None)
-            await db.flush()
-            await self._reslot_missing(db, keyed)
+            stored = await insert_ignore_returning(db, GatewayTraceRow, keyed, conflict_columns=_SLOT,
+                                                   returning="id")
+            loose = [r for r in rows if r["session_id"] is None]
+            if loose:  # no slot to clash on: a plain insert
+                await db.execute(insert(GatewayTraceRow.__table__), loose)  # type: ignore[arg-type]
+            await self._reslot_missing(db, [r for r in keyed if r["id"] not in stored])
             await db.commit()
 
     async def _reslot_missing(self, db: AsyncSession, rows: list[dict[str, Any]]) -> None:
         """Move rows whose slot was already taken (by another process) to the session's next free seq."""
-        if not rows:
-            return
-        ids = [r["id"] for r in rows]
-        stored = set((await db.execute(select(GatewayTraceRow.id).where(GatewayTraceRow.id.in_(ids)))).scalars())
-        for row in (r for r in rows if r["id"] not in stored):
+        for row in rows:
             top = select(func.max(GatewayTraceRow.seq)).where(
                 GatewayTraceRow.session_id == row["session_id"], GatewayTraceRow.attempt == row["attempt"])
             row["seq"] = int((await db.execute(top)).scalar_one() or 0) + 1
