@@ -90,6 +90,8 @@ class DbTraceSink:
         self.linger_s = linger_s
         self.written = 0
         self.lost = 0
+        #: Transactions written (each holds one batch).
+        self.batches = 0
         self._queue: asyncio.Queue[TraceRecord] = asyncio.Queue(maxsize=queue_size)
         self._task: asyncio.Task[None] | None = None
         # Set while someone waits for the queue to drain: the flusher stops lingering.
@@ -153,6 +155,7 @@ class DbTraceSink:
             try:
                 await self._write(batch)
                 self.written += len(batch)
+                self.batches += 1
                 return
             except Exception as exc:  # noqa: BLE001 - any database failure: retry, then log the records
                 if attempt + 1 == self.write_attempts:
