@@ -60,7 +60,8 @@ def _config(app: FastAPI, settings: Settings) -> GatewayConfig:
 async def _start(app: FastAPI, state: AppState) -> None:
     s = state.settings
     sink = DbTraceSink(state.sessionmaker, queue_size=s.gateway_trace_queue_size,
-                       batch_size=s.gateway_trace_batch_size, write_attempts=s.gateway_trace_write_attempts)
+                       batch_size=s.gateway_trace_batch_size, write_attempts=s.gateway_trace_write_attempts,
+                       linger_s=s.gateway_trace_linger_s)
     sink.start()
     client = InProcessClient({"inference": create_engine_app(lambda: _holder_of(app))})
     app.state.gateway = build_gateway(_config(app, s), sink=sink, client=client,

@@ -81,7 +81,7 @@ class DbTraceSink:
 
     def __init__(
         self, sessionmaker: async_sessionmaker[AsyncSession], *, queue_size: int = 10_000,
-        batch_size: int = 256, write_attempts: int = 3, retry_base_s: float = 0.2, linger_s: float = 0.01,
+        batch_size: int = 256, write_attempts: int = 3, retry_base_s: float = 0.2, linger_s: float = 0.05,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.batch_size = batch_size
