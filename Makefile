@@ -1,4 +1,5 @@
 # trajforge: `make test` and `make demo` work on a fresh machine.
+SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
@@ -39,8 +40,14 @@ demo: install
 	bash scripts/ensure_sandbox.sh
 	env -u TRAJFORGE_DATABASE_URL -u TRAJFORGE_REDIS_URL $(VENV)/bin/trajforge demo
 
+BENCH_LOG ?= .cache/bench.log
+BENCHES ?= $(filter-out bench/__init__.py,$(wildcard bench/*.py))
+# Every bench, then one table of their headline figures next to the same-run baselines.
 bench: install services
-	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	mkdir -p $(dir $(BENCH_LOG)) && : > $(BENCH_LOG)
+	for b in $(BENCHES); do echo "== $$b" | tee -a $(BENCH_LOG); \
+	  PYTHONPATH=$(CURDIR) $(PY) $$b 2>&1 | tee -a $(BENCH_LOG); [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; done
+	@echo; echo "== ratios (ours next to each same-run baseline)"; $(PY) scripts/bench_table.py $(BENCH_LOG)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -21,6 +21,7 @@ import orjson
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench import headline  # noqa: E402
 from services.cleaning.evaluate import score_labelled  # noqa: E402
 from services.cleaning.fused import fuse  # noqa: E402
 from services.cleaning.pipeline import default_pipeline  # noqa: E402
@@ -91,6 +92,8 @@ def main() -> None:
           f"{mb / step_by_step:>8.1f}")
     print(f"ratio fused pipeline/raw: {raw / pipe:.1%}, step by step/raw: {raw / step_by_step:.1%}  "
           "(target >= 25% and >= 3,000 rows/s/core; CPU seconds of this process, best of the runs)")
+    headline("cleaning", "default pipeline, fused", n / pipe, n / raw, baseline_name="orjson read+write",
+             unit="rows/s/core")
     labelled = [orjson.loads(x) for x in LABELLED.read_bytes().splitlines() if x.strip()]
     scores = score_labelled(labelled, default_pipeline())
     print(f"\nlabelled set ({LABELLED.relative_to(REPO_ROOT)}): targets accuracy >= 0.92, drop precision >= 0.90, "

@@ -21,6 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench import headline
 from services.rollout.export import PARQUET_SCHEMA, ExportItem, parquet_row, write_parquet
 from shared.schema import Trajectory
 
@@ -81,6 +82,10 @@ def main() -> None:
     print(f"  one table (base) : {whole[0]:6.2f} s  {rows / whole[0]:8,.0f} rows/s  peak +{whole[1]:7.0f} MiB"
           f"  file {whole[2]:.1f} MiB")
     print(f"  ratio            : time {batched[0] / whole[0]:.2f}x   peak memory {batched[1] / max(whole[1], 1):.2f}x")
+    headline("export", f"Parquet export of {rows:,}, peak memory", batched[1], max(whole[1], 1),
+             baseline_name="one in-memory table", unit="MiB", higher_is_better=False)
+    headline("export", f"Parquet export of {rows:,}, time", batched[0], whole[0],
+             baseline_name="one in-memory table", unit="s", higher_is_better=False)
 
 
 if __name__ == "__main__":

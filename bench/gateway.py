@@ -6,7 +6,9 @@ upstream; our gateway as production runs it (the service app from
 middleware with metrics and the JSON access log written to a file, traces
 batched into the database); the bare gateway router ("router only", no auth,
 middleware or database, traces in memory) so the cost of the stack shows; and,
-when its virtualenv exists, LiteLLM's proxy pointed at the same upstream. The
+when its virtualenv exists (``scripts/litellm_peer_venv.sh`` builds it), LiteLLM's
+proxy pointed at the same upstream. Our gateway runs as its own process, as
+``trajforge up --split`` runs it (split mode). The
 throwaway database is a fresh Postgres database on 127.0.0.1:5432 (dropped at
 the end), or a temporary SQLite file when Postgres is not reachable. Each target
 is driven by a minimal keep-alive HTTP/1.1 load generator at several
@@ -32,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LITELLM_BIN = REPO / ".cache" / "litellm-venv" / "bin" / "litellm"
+# Built by scripts/litellm_peer_venv.sh (LiteLLM lives apart from the service's own environment).
+LITELLM_VENV = Path(os.environ.get("LITELLM_PEER_VENV", REPO / ".cache" / "litellm-venv"))
+LITELLM_BIN = LITELLM_VENV / "bin" / "litellm"
 # LiteLLM's master key; our real stack gets a key created in its database (``GW_KEY``).
 LITE_KEY = "sk-bench-" + secrets.token_hex(16)
 PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -211,7 +215,8 @@ async def measure_level(level: int, seconds: float, rounds: int, targets: dict[s
 def start_litellm(upstream_port: int) -> tuple[subprocess.Popen[bytes] | None, int, str]:
     """LiteLLM's proxy on the same upstream, or (None, 0, why not)."""
     if not LITELLM_BIN.exists():
-        return None, 0, f"no LiteLLM virtualenv at {LITELLM_BIN.relative_to(REPO)}"
+        return None, 0, (f"ABSENT: no LiteLLM virtualenv at {LITELLM_VENV}; build it with "
+                         "`bash scripts/litellm_peer_venv.sh` (or pass --no-litellm)")
     cfg = Path(tempfile.mkdtemp()) / "litellm.yaml"
     cfg.write_text(
         "model_list:\n  - model_name: policy\n    litellm_params:\n      model: openai/policy\n"
@@ -286,6 +291,21 @@ def _added(r: Result, direct: Result) -> str:
     return f"added p50 {r.p50_ms - direct.p50_ms:+.2f} ms p99 {r.p99_ms - direct.p99_ms:+.2f} ms"
 
 
+def headlines(level: int, res: dict[str, Result]) -> None:
+    """The figures ``make bench`` tabulates: ours next to direct and LiteLLM at this concurrency."""
+    from bench import headline
+
+    direct, ours, lite = res["direct"], res["ours"], res.get("lite")
+    where = f"c={level}, split process, traces to DB"
+    headline("gateway", f"req/s, {where}", ours.rps, direct.rps, baseline_name="direct upstream", unit="req/s")
+    if lite is not None:
+        headline("gateway", f"req/s, {where}", ours.rps, lite.rps, baseline_name="LiteLLM proxy", unit="req/s")
+        headline("gateway", f"CPU per request, {where}", ours.cpu_ms, lite.cpu_ms, baseline_name="LiteLLM proxy",
+                 unit="ms", higher_is_better=False)
+        headline("gateway", f"added p50, {where}", ours.p50_ms - direct.p50_ms, lite.p50_ms - direct.p50_ms,
+                 baseline_name="LiteLLM proxy", unit="ms", higher_is_better=False)
+
+
 def report(level: int, res: dict[str, Result]) -> None:
     """One block per concurrency: absolute numbers, added latency and ratios."""
     direct, ours, bare = res["direct"], res["ours"], res["router"]
@@ -336,8 +356,13 @@ async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool
             targets["lite"] = Target(lport, chat, lite.pid, LITE_KEY)
         print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rounds={rounds} seconds/round={seconds} "
               f"db={db_url.split(':', 1)[0]} litellm={'on' if lite else 'off: ' + why}")
+        if not lite:
+            print(f"LiteLLM peer: {why}", file=sys.stderr, flush=True)
         for level in levels:
-            report(level, await measure_level(level, seconds, rounds, targets))
+            res = await measure_level(level, seconds, rounds, targets)
+            report(level, res)
+            if level == 16 or (level == max(levels) and 16 not in levels):
+                headlines(level, res)
     finally:
         for proc in procs:
             proc.terminate()

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from bench import headline
 from services.reward.advantages import grpo, grpo_batch
 from services.reward.components.bfcl import bfcl_verdict
 from services.reward.components.tool_call import ToolCallTruth, score_tool_call
@@ -62,6 +63,7 @@ def bench_scoring(cases: list[Any]) -> None:
     print("tool_call scoring on real BFCL rows (per core: CPU time of this process)")
     print(f"  graded tool_call : {graded:10,.0f} traj/s   target 20,000/s   ratio to target {graded / 20000:.2f}")
     print(f"  naive equality   : {naive:10,.0f} traj/s   (baseline)        graded/naive {graded / naive:.2f}")
+    headline("reward", "graded tool_call scoring", graded, naive, baseline_name="naive equality", unit="traj/s")
 
 
 def bench_advantages() -> None:
@@ -78,6 +80,8 @@ def bench_advantages() -> None:
     print("GRPO advantages, 1,000 groups x 16")
     print(f"  vectorised batch : {vectorised * 1e3:8.2f} ms")
     print(f"  per-group loop   : {looped * 1e3:8.2f} ms   (baseline)   speed-up {looped / vectorised:.1f}x")
+    headline("reward", "GRPO advantages, 1,000 x 16", vectorised * 1e3, looped * 1e3, baseline_name="per-group loop",
+             unit="ms", higher_is_better=False)
 
 
 def _perturb(calls: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     gateway_trace_queue_size: int = Field(10_000, ge=1)
     gateway_trace_batch_size: int = Field(256, ge=1)
     gateway_trace_write_attempts: int = Field(3, ge=1)
+    # How long a batch waits for more rows after its first, so a trickle of calls shares transactions.
+    gateway_trace_linger_s: float = Field(0.05, ge=0, le=5)
     # Console served on its own: the API it reads (empty: the app it is mounted in serves the API),
     # and path prefixes served elsewhere (``{"/v1/clean": "http://cleaning:8000/v1/clean"}``).
     console_api_url: str = ""

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from services.gateway.config import GatewayConfig, UpstreamSpec, load_gateway_config
 from services.gateway.dbsink import DbTraceSink
+from services.gateway.fastpath import ProxyFastPath
 from services.gateway.inproc import INPROC_SCHEME, InProcessClient
 from services.gateway.routes import router
 from services.gateway.service import build_gateway
@@ -59,7 +60,8 @@ def _config(app: FastAPI, settings: Settings) -> GatewayConfig:
 async def _start(app: FastAPI, state: AppState) -> None:
     s = state.settings
     sink = DbTraceSink(state.sessionmaker, queue_size=s.gateway_trace_queue_size,
-                       batch_size=s.gateway_trace_batch_size, write_attempts=s.gateway_trace_write_attempts)
+                       batch_size=s.gateway_trace_batch_size, write_attempts=s.gateway_trace_write_attempts,
+                       linger_s=s.gateway_trace_linger_s)
     sink.start()
     client = InProcessClient({"inference": create_engine_app(lambda: _holder_of(app))})
     app.state.gateway = build_gateway(_config(app, s), sink=sink, client=client,
@@ -74,7 +76,8 @@ async def _stop(app: FastAPI, state: AppState) -> None:
     await gateway.pool.aclose()
 
 
-SERVICE = ServiceSpec(name="gateway", routers=[router], startup=[_start], shutdown=[_stop], uses_redis=False)
+SERVICE = ServiceSpec(name="gateway", routers=[router], startup=[_start], shutdown=[_stop], uses_redis=False,
+                      middleware=[ProxyFastPath])
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

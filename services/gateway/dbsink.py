@@ -2,10 +2,14 @@
 
 ``write`` only queues the record (a bounded queue, so a stalled database slows
 callers down instead of growing memory); a background flusher inserts what is
-queued in batches, one transaction each. A failed batch is retried with backoff;
-after the last attempt each record is logged in full so nothing is lost
-silently. Reads (``session``) first wait for what this process has queued, then
-read the table, so they work across processes.
+queued in batches, one transaction and one multi-row ``INSERT ... RETURNING``
+each, off the request path. After the first record of a batch it lingers up to
+``linger_s`` for more, so a trickle of calls still shares transactions (the
+per-transaction cost dominates a single row's); ``flush`` and ``close`` cut the
+linger short. A failed batch is retried with backoff; after the last attempt
+each record is logged in full so nothing is lost silently. Reads (``session``)
+first wait for what this process has queued, then read the table, so they work
+across processes; ``close`` (the app's shutdown) writes everything queued.
 
 Several gateway replicas may append to one session, so the order of a session's
 calls comes from what every replica shares, never from a counter kept in one
@@ -24,6 +28,7 @@ shows once that replica's flusher has written it (normally within one batch).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from datetime import UTC, datetime
@@ -84,16 +89,22 @@ class DbTraceSink:
 
     def __init__(
         self, sessionmaker: async_sessionmaker[AsyncSession], *, queue_size: int = 10_000,
-        batch_size: int = 256, write_attempts: int = 3, retry_base_s: float = 0.2,
+        batch_size: int = 256, write_attempts: int = 3, retry_base_s: float = 0.2, linger_s: float = 0.05,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.batch_size = batch_size
         self.write_attempts = write_attempts
         self.retry_base_s = retry_base_s
+        self.linger_s = linger_s
         self.written = 0
         self.lost = 0
+        #: Transactions written (each holds one batch).
+        self.batches = 0
         self._queue: asyncio.Queue[TraceRecord] = asyncio.Queue(maxsize=queue_size)
         self._task: asyncio.Task[None] | None = None
+        # Set while someone waits for the queue to drain: the flusher stops lingering.
+        self._hurry = asyncio.Event()
+        self._flushing = 0
 
     def start(self) -> None:
         """Start the background flusher on the running loop."""
@@ -109,7 +120,14 @@ class DbTraceSink:
         """Wait until every record queued so far has been written (or logged as lost)."""
         if self._queue.qsize() or self._queue._unfinished_tasks:  # type: ignore[attr-defined]
             self.start()
-            await self._queue.join()
+            self._flushing += 1
+            self._hurry.set()
+            try:
+                await self._queue.join()
+            finally:
+                self._flushing -= 1
+                if not self._flushing:
+                    self._hurry.clear()
 
     async def session(self, session_id: str) -> list[TraceRecord]:
         """All records of a session in the database's order, numbered 0, 1, ... per attempt."""
@@ -131,6 +149,7 @@ class DbTraceSink:
     async def _run(self) -> None:
         while True:
             batch = [await self._queue.get()]
+            await self._linger()
             while len(batch) < self.batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
@@ -144,6 +163,7 @@ class DbTraceSink:
             try:
                 await self._write(batch)
                 self.written += len(batch)
+                self.batches += 1
                 return
             except Exception as exc:  # noqa: BLE001 - any database failure: retry, then log the records
                 if attempt + 1 == self.write_attempts:
@@ -155,6 +175,13 @@ class DbTraceSink:
         self.lost += len(batch)
         for record in batch:
             log.error("gateway trace not stored: %r", exc, extra={"trace": record.model_dump(mode="json")})
+
+    async def _linger(self) -> None:
+        """Give a batch up to ``linger_s`` to fill, unless it is full already or a flush is waiting."""
+        if self.linger_s <= 0 or self._queue.qsize() + 1 >= self.batch_size or self._hurry.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._hurry.wait(), self.linger_s)
 
     async def _write(self, batch: list[TraceRecord]) -> None:
         async with self.sessionmaker() as db:

@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from services.gateway.proxy import CallContext, GatewayProxy
 from shared.errors import InvalidInput, ServiceUnavailable
 
-__all__ = ["GatewayDep", "call_context", "get_gateway"]
+__all__ = ["ATTEMPT_HEADER", "SESSION_HEADER", "GatewayDep", "call_context", "context_of", "get_gateway"]
 
 SESSION_HEADER = "x-trajforge-session"
 ATTEMPT_HEADER = "x-trajforge-attempt"
@@ -28,16 +28,12 @@ async def get_gateway(request: Request) -> GatewayProxy:
 GatewayDep = Annotated[GatewayProxy, Depends(get_gateway)]
 
 
-def _rate_key(request: Request) -> str:
-    auth = request.headers.get("authorization")
-    if auth:
-        # Rate-limit by key without keeping the key itself in memory.
-        return "key:" + hashlib.sha256(auth.encode()).hexdigest()[:24]
-    return "ip:" + (request.client.host if request.client else "unknown")
+def _rate_key_of(auth: str) -> str:
+    # Rate-limit by key without keeping the key itself in memory.
+    return "key:" + hashlib.sha256(auth.encode()).hexdigest()[:24]
 
 
-def _header_attempt(request: Request) -> int | None:
-    raw = request.headers.get(ATTEMPT_HEADER)
+def _header_attempt(raw: str | None) -> int | None:
     if raw is None:
         return None
     if not raw.strip().isdigit():
@@ -45,17 +41,25 @@ def _header_attempt(request: Request) -> int | None:
     return int(raw)
 
 
-def _api_key_id(request: Request) -> str | None:
-    info = getattr(request.state, "api_key", None)
-    key_id = getattr(info, "id", None)
-    return str(key_id) if key_id is not None else None
+def context_of(
+    *, authorization: str | None, session_header: str | None, attempt_header: str | None,
+    client_host: str | None, api_key: object, session_id: str | None, attempt: int | None,
+) -> CallContext:
+    """The call context from the raw request facts (path values win over headers)."""
+    key_id = getattr(api_key, "id", None)
+    return CallContext(
+        session_id=session_id or session_header,
+        attempt=attempt if attempt is not None else _header_attempt(attempt_header),
+        rate_key=_rate_key_of(authorization) if authorization else "ip:" + (client_host or "unknown"),
+        api_key_id=str(key_id) if key_id is not None else None,
+    )
 
 
 def call_context(request: Request, session_id: str | None, attempt: int | None) -> CallContext:
     """Session, attempt and rate key of a call (path values win over headers)."""
-    return CallContext(
-        session_id=session_id or request.headers.get(SESSION_HEADER),
-        attempt=attempt if attempt is not None else _header_attempt(request),
-        rate_key=_rate_key(request),
-        api_key_id=_api_key_id(request),
+    headers = request.headers
+    return context_of(
+        authorization=headers.get("authorization"), session_header=headers.get(SESSION_HEADER),
+        attempt_header=headers.get(ATTEMPT_HEADER), client_host=request.client.host if request.client else None,
+        api_key=getattr(request.state, "api_key", None), session_id=session_id, attempt=attempt,
     )

@@ -10,6 +10,7 @@ import itertools
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -48,7 +49,8 @@ class CallContext(BaseModel):
     api_key_id: str | None = None
 
 
-class _Wants(BaseModel):
+@dataclass(slots=True)
+class _Wants:
     """Which extension fields the client itself asked for (the rest are stripped)."""
 
     token_ids: bool = False
@@ -74,10 +76,13 @@ class GatewayProxy:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "trajforge"} for m in self.pool.models()]
         return {"object": "list", "data": data}
 
-    async def forward(self, path: str, raw: bytes, ctx: CallContext) -> Response:
-        """Handle one chat or completions call end to end."""
+    async def forward(self, path: str, raw: bytes, ctx: CallContext, *, parsed: Any = None) -> Response:
+        """Handle one chat or completions call end to end.
+
+        ``parsed`` is ``raw`` already decoded (by the request middleware), which saves decoding it again.
+        """
         started = time.perf_counter()
-        body = parse_body(raw, max_bytes=self.max_body_bytes)
+        body = parse_body(raw, max_bytes=self.max_body_bytes, parsed=parsed)
         head = validate_chat(body) if path == CHAT_PATH else validate_completion(body)
         self.pool.replicas(head.model)
         self.limiter.check(ctx.rate_key)

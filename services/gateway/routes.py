@@ -15,6 +15,7 @@ from services.gateway.proxy import CHAT_PATH, COMPLETIONS_PATH, GatewayProxy
 from shared.errors import TrajforgeError
 from shared.traces import SessionMerge, TraceRecord
 from shared.web.deps import admin_only, session_route
+from shared.web.middleware import parsed_body
 from shared.web.openai_errors import openai_error_response
 
 __all__ = ["router"]
@@ -35,7 +36,8 @@ async def _forward(
         # Every app's middleware holds bodies to TRAJFORGE_MAX_REQUEST_BYTES while they stream in;
         # the proxy checks the same limit again for callers that bypass HTTP.
         raw = await request.body()
-        return await gateway.forward(path, raw, call_context(request, session_id, attempt))
+        ctx = call_context(request, session_id, attempt)
+        return await gateway.forward(path, raw, ctx, parsed=parsed_body(request.scope, raw))
     except TrajforgeError as exc:
         return openai_error_response(exc)
 

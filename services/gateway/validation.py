@@ -25,12 +25,15 @@ class RequestHead(BaseModel):
     logprobs: bool | int | None = None
 
 
-def parse_body(raw: bytes, *, max_bytes: int) -> dict[str, Any]:
-    """Decode a JSON object body, refusing oversized or malformed input."""
+def parse_body(raw: bytes, *, max_bytes: int, parsed: Any = None) -> dict[str, Any]:
+    """Decode a JSON object body, refusing oversized or malformed input.
+
+    ``parsed``, when given, is ``raw`` already decoded (it is checked, not decoded again).
+    """
     if len(raw) > max_bytes:
         raise PayloadTooLarge(f"Request body of {len(raw)} bytes exceeds the {max_bytes}-byte limit.")
     try:
-        body = orjson.loads(raw)
+        body = orjson.loads(raw) if parsed is None else parsed
     except orjson.JSONDecodeError as exc:
         raise InvalidJSON(f"Request body is not valid JSON: {exc}.") from exc
     if not isinstance(body, dict):

@@ -8,16 +8,18 @@ succeeded, and dropped on rollback.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from shared.settings import Settings
 
-__all__ = ["create_engine_for", "make_sessionmaker", "session_scope"]
+__all__ = ["create_engine_for", "json_dumps", "make_sessionmaker", "session_scope"]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -28,6 +30,18 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def json_dumps(value: Any) -> str:
+    """JSON column values as text: orjson (token-id arrays are long), the standard module for what it refuses.
+
+    orjson writes NaN and infinities as ``null`` where the standard module
+    writes ``NaN``, which Postgres refuses in JSON anyway.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
 def create_engine_for(settings: Settings, *, url: str | None = None) -> AsyncEngine:
     """An async engine for the configured database (SQLite file made if needed)."""
     url = url or settings.effective_database_url
@@ -36,11 +50,12 @@ def create_engine_for(settings: Settings, *, url: str | None = None) -> AsyncEng
             from pathlib import Path
 
             Path(url.split(":///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, connect_args={"timeout": 30})
+        engine = create_async_engine(url, connect_args={"timeout": 30}, json_serializer=json_dumps)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(
-        url, pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size, pool_pre_ping=True
+        url, pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size, pool_pre_ping=True,
+        json_serializer=json_dumps,
     )
 
 

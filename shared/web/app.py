@@ -59,6 +59,10 @@ class ServiceSpec:
     description: str = ""
     #: Modules declaring the service's queue tasks (imported by the in-process runner and workers).
     task_modules: Sequence[str] = ()
+    #: ASGI middleware mounted inside the request middleware (ids, body limits, JSON check, metrics and
+    #: the access log still apply to what it answers), built as ``cls(app, prefix=<the routers' prefix>)``:
+    #: a service's hot path that answers without FastAPI's routing and dependency solving.
+    middleware: Sequence[Callable[..., Any]] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -193,6 +197,9 @@ def create_app(
         default_response_class=SafeJSONResponse,
         lifespan=_lifespan(specs, settings, engine, sessionmaker),
         description=" ".join(s.description for s in specs if s.description),
+        # Metrics are Prometheus (RequestMiddleware), not OpenTelemetry: FastAPI's native OTel bridge
+        # would still look its providers up on every request, a cost on the gateway's hot path.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     install_error_handlers(app)
     app.include_router(_ops_router(specs))
@@ -207,6 +214,10 @@ def create_app(
         app.include_router(router) if public else app.include_router(router, dependencies=auth)
     # Kept so tests can enumerate every route, public ones included, and check auth on each.
     app.state.trajforge_routers = mounted
+    for spec in specs:
+        for middleware in spec.middleware:
+            app.add_middleware(middleware, prefix=spec.prefix if len(specs) > 1 else "")
     name = "+".join(s.name for s in specs)
+    # Added last, so it is the outermost: it wraps what the services' middleware answers.
     app.add_middleware(RequestMiddleware, service=name, max_body_bytes=settings.max_request_bytes)
     return app

@@ -9,8 +9,8 @@ decorator, so it marks the function the router registers.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Annotated, TypeVar
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, WebSocket
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,6 +28,7 @@ __all__ = [
     "SettingsDep",
     "StateDep",
     "admin_only",
+    "authenticate",
     "get_session",
     "require_api_key",
     "route_scopes",
@@ -74,16 +75,28 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
-async def require_api_key(request: Request) -> ApiKeyInfo | None:
-    """The caller's key from ``Authorization: Bearer``; 401 when missing, malformed or revoked."""
-    state = _state(request)
+async def authenticate(
+    state: AppState, authorization: str | None, endpoint: object, path_params: Mapping[str, Any]
+) -> ApiKeyInfo | None:
+    """The caller's key for a call of ``endpoint``; 401 when missing, malformed or revoked, 403 out of scope.
+
+    ``None`` when auth is off. The one key check: ``require_api_key`` and any
+    hot path that answers without FastAPI's dependencies both call it.
+    """
     if not state.settings.auth_enabled:
         return None
-    info = await state.verifier.verify(parse_bearer(request.headers.get("authorization")))
-    endpoint = request.scope.get("endpoint")
+    info = await state.verifier.verify(parse_bearer(authorization))
     param = getattr(endpoint, _SESSION_PARAM_ATTR, None)
-    check_scope(info, route_scopes(endpoint), session_id=request.path_params.get(param) if param else None)
-    request.state.api_key = info
+    check_scope(info, route_scopes(endpoint), session_id=path_params.get(param) if param else None)
+    return info
+
+
+async def require_api_key(request: Request) -> ApiKeyInfo | None:
+    """The caller's key from ``Authorization: Bearer``; 401 when missing, malformed or revoked."""
+    info = await authenticate(_state(request), request.headers.get("authorization"),
+                              request.scope.get("endpoint"), request.path_params)
+    if info is not None:
+        request.state.api_key = info
     return info
 
 

@@ -17,7 +17,7 @@ from shared.web.context import current_request_id
 from shared.web.openai_errors import openai_error_body, retry_after_headers
 from shared.web.responses import SafeJSONResponse
 
-__all__ = ["error_response", "install_error_handlers", "is_openai_path"]
+__all__ = ["error_response", "install_error_handlers", "is_openai_path", "trajforge_error_response"]
 
 log = logging.getLogger("trajforge.web")
 
@@ -70,11 +70,16 @@ def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
     return f"{loc or 'body'}: {first.get('msg', 'invalid')}", loc or None
 
 
-async def _on_trajforge_error(request: Request, exc: TrajforgeError) -> Response:
+def trajforge_error_response(path: str, exc: TrajforgeError) -> Response:
+    """What the app answers for an error of our tree raised on ``path`` (5xx are logged)."""
     if exc.status_code >= 500:
         log.warning("request failed: %s (%s)", exc.message, exc.code)
-    return error_response(request.url.path, exc.status_code, exc.message, code=exc.code,
+    return error_response(path, exc.status_code, exc.message, code=exc.code,
                           title=exc.title, param=exc.param, headers=retry_after_headers(exc.retry_after_s) or None)
+
+
+async def _on_trajforge_error(request: Request, exc: TrajforgeError) -> Response:
+    return trajforge_error_response(request.url.path, exc)
 
 
 async def _on_validation_error(request: Request, exc: RequestValidationError) -> Response:

@@ -11,6 +11,7 @@ import logging
 import re
 import time
 import uuid
+from typing import Any
 
 import orjson
 from prometheus_client import Counter, Histogram
@@ -21,10 +22,12 @@ from shared.web.context import request_id_var
 from shared.web.errors import error_response
 from shared.web.logs import redact_path
 
-__all__ = ["RequestMiddleware"]
+__all__ = ["PARSED_BODY_KEY", "RequestMiddleware", "parsed_body"]
 
 log = logging.getLogger("trajforge.access")
 _RID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+#: Scope key of ``(body bytes, their decoded JSON)`` for JSON requests.
+PARSED_BODY_KEY = "trajforge.parsed_body"
 
 REQUESTS = Counter("trajforge_http_requests_total", "HTTP requests", ["service", "method", "route", "status"])
 LATENCY = Histogram(
@@ -89,11 +92,13 @@ class RequestMiddleware:
                 return
             if body:
                 try:
-                    orjson.loads(body)
+                    parsed = orjson.loads(body)
                 except orjson.JSONDecodeError as exc:
                     resp = error_response(path, 400, f"request body is not valid JSON: {exc}", code="invalid_json")
                     await resp(scope, receive, send_with_id)
                     return
+                # Kept with the bytes it came from, so a handler that reads those bytes need not parse again.
+                scope[PARSED_BODY_KEY] = (body, parsed)
             receive = _replay(body, receive)
         else:
             receive = self._limited(receive)
@@ -141,6 +146,12 @@ class RequestMiddleware:
         if route not in ("/healthz", "/metrics"):
             log.info("request", extra={"method": scope["method"], "path": redact_path(scope.get("path", "")),
                                        "status": status, "ms": round(seconds * 1000, 2)})
+
+
+def parsed_body(scope: Scope, raw: bytes) -> Any:
+    """The JSON this middleware decoded from exactly ``raw`` (the same bytes object), else ``None``."""
+    kept = scope.get(PARSED_BODY_KEY)
+    return kept[1] if kept is not None and kept[0] is raw else None
 
 
 def _is_json(content_type: bytes) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -70,3 +71,31 @@ async def test_a_failed_write_is_retried_then_logged_with_the_record(caplog: pyt
     assert sink.lost == 1 and sink.written == 0
     [entry] = [r for r in caplog.records if "not stored" in r.getMessage()]
     assert entry.trace["session_id"] == "c" and entry.trace["completion_token_ids"] == [3]  # type: ignore[attr-defined]
+
+
+async def test_shutdown_writes_everything_queued_without_waiting_out_the_linger(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    # An hour's linger: only close() cutting it short lets this finish (the bound is generous, not a speed test).
+    sink = DbTraceSink(sessionmaker, batch_size=7, linger_s=3600)
+    for seq in range(50):
+        await sink.write(_record("z", seq))
+    await sink.write(_record(None, 0))
+    await asyncio.wait_for(sink.close(), 120)
+    assert sink.written == 51 and sink.lost == 0 and sink.batches == 8
+    reader = DbTraceSink(sessionmaker)
+    assert [r.sequence for r in await reader.session("z")] == list(range(50))
+    await reader.close()
+
+
+async def test_records_arriving_while_a_batch_lingers_share_its_transaction(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    sink = DbTraceSink(sessionmaker, linger_s=3600)
+    await sink.write(_record("y", 0))
+    await asyncio.sleep(0.05)  # the flusher has taken the first record and lingers
+    for seq in range(1, 5):
+        await sink.write(_record("y", seq))
+    records = await sink.session("y")
+    await sink.close()
+    assert [r.sequence for r in records] == [0, 1, 2, 3, 4] and sink.batches == 1
