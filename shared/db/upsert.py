@@ -9,7 +9,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
-__all__ = ["insert_ignore", "insert_ignore_many", "insert_ignore_returning"]
+__all__ = ["insert_ignore", "insert_ignore_many"]
 
 
 async def insert_ignore(
@@ -46,29 +46,6 @@ async def insert_ignore_many(
         return
     stmt = _insert_for(session)(model.__table__).on_conflict_do_nothing(index_elements=list(conflict_columns))
     await session.execute(stmt, list(rows))
-
-
-async def insert_ignore_returning(
-    session: AsyncSession,
-    model: type[Any],
-    rows: Sequence[dict[str, Any]],
-    *,
-    conflict_columns: Sequence[str],
-    returning: str,
-) -> set[Any]:
-    """``insert_ignore_many`` that also says which rows went in: the ``returning`` column of each.
-
-    One fixed statement (compiled once, cached); SQLAlchemy sends the rows as
-    multi-row ``VALUES ... RETURNING`` pages, so a batch costs one round trip
-    per page rather than one per row, and no query after it finds what stuck.
-    """
-    if not rows:
-        return set()
-    table = model.__table__
-    stmt = (_insert_for(session)(table).on_conflict_do_nothing(index_elements=list(conflict_columns))
-            .returning(table.c[returning]))
-    result = await session.execute(stmt, list(rows))
-    return set(result.scalars())
 
 
 def _insert_for(session: AsyncSession) -> Any:
