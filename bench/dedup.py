@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np  # noqa: E402
 from datasketch import MinHashLSH  # noqa: E402
 
 from services.cleaning.dedup import DedupFilter, stream_dedup  # noqa: E402
@@ -68,6 +69,50 @@ def variants(base: list[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
         yield {**row, "id": f"{row.get('id')}#{i}", "messages": messages}
 
 
+def _vocabulary(base: list[dict[str, Any]]) -> list[str]:
+    """Distinct words of the real rows (every script), in first-seen order."""
+    seen: dict[str, None] = {}
+    for row in base:
+        for word in conversation_text(row, max_chars=2000).split():
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def _synthetic_words(vocab: list[str], seed: int, n: int) -> list[str]:
+    # splitmix64 of (seed, position): the same words for the same seed, cheaper than a generator per row.
+    h = np.arange(n, dtype=np.uint64) + np.uint64(seed * 0x9E3779B97F4A7C15 % (1 << 64))
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return [vocab[j] for j in ((h ^ (h >> np.uint64(31))) % np.uint64(len(vocab))).tolist()]
+
+
+def synthetic_rows(base: list[dict[str, Any]], n: int, *, near_share: float = 0.15,
+                   exact_share: float = 0.05) -> Iterator[dict[str, Any]]:
+    """``n`` distinct rows of real words in random order, with near and exact copies mixed in.
+
+    Unlike ``variants`` (a few thousand rows replicated, so almost every row is a copy and the
+    index stays small), most rows here are new: the index grows with the stream, as it does
+    on a real corpus. A near copy is an earlier row (anywhere before it) with two words
+    changed (estimated Jaccard about 0.9); an exact copy repeats an earlier row as it was.
+    Row ``i`` is generated from seed ``i``, so copies need no memory of earlier rows.
+    """
+    vocab = _vocabulary(base)
+    pick = np.random.default_rng(0)
+    for i in range(n):
+        draw = pick.random()
+        src = int(pick.integers(0, i)) if i else 0
+        if i and draw < near_share:
+            words = _synthetic_words(vocab, src, 90)
+            for pos in pick.integers(0, 12, 2):
+                words[int(pos)] = vocab[int(pick.integers(0, len(vocab)))]
+        elif i and draw < near_share + exact_share:
+            words = _synthetic_words(vocab, src, 90)
+        else:
+            words = _synthetic_words(vocab, i, 90)
+        yield {"id": f"syn-{i}", "messages": [{"role": "user", "content": " ".join(words[:20])},
+                                              {"role": "assistant", "content": " ".join(words[20:])}]}
+
+
 def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -92,9 +137,11 @@ def run_mode(mode: str, n: int) -> dict[str, float]:
     elif mode == "near":
         # Near-dedup with signatures streamed to a SQLite file: memory must stay flat.
         near = NearDedupFilter(max_chars=NEAR_MAX_CHARS)
-        n_kept = sum(ok for ok, _ in near.stream(variants(base, n)))
+        n_kept = sum(ok for ok, _ in near.stream(synthetic_rows(base, n)))
     elif mode == "near-memory":
-        n_kept = _near_in_memory(variants(base, n))
+        n_kept = _near_in_memory(synthetic_rows(base, n))
+    elif mode == "near-generate":
+        n_kept = sum(1 for _ in synthetic_rows(base, n))
     else:
         n_kept = _reference_style(list(variants(base, n)))
     return {

@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpArtifacts
 from pydantic import BaseModel, Field
 
 from services.cleaning.base import Row, Step, StepOutput
@@ -60,6 +61,7 @@ DEFAULT_ENTITY_STRATEGY: dict[str, Strategy] = {
 # URLs carry meaning in technical text; NRP and dates are too noisy to rewrite.
 _ALWAYS_IGNORED = frozenset({"NRP", "DATE_TIME", "URL"})
 _LOCALES = {"zh": "zh_CN", "ja": "ja_JP", "ko": "ko_KR"}
+_NER_BATCH = 32  # texts per nlp.pipe batch
 
 
 class PIIStats(BaseModel):
@@ -130,11 +132,14 @@ class PIIPresidioFilter(Step):
         self.entities = sorted(set(self.strategies) - self.ignored)
         self.stats = PIIStats()
         self._analyzer: AnalyzerEngine | None = None
+        # spaCy analyses of this batch's texts in NER languages, made with nlp.pipe (see process).
+        self._artifacts: dict[tuple[str, str], NlpArtifacts] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         # The analyzer is rebuilt in each worker process rather than pickled.
         state = dict(self.__dict__)
         state["_analyzer"] = None
+        state["_artifacts"] = {}
         return state
 
     @property
@@ -149,7 +154,11 @@ class PIIPresidioFilter(Step):
         """Rewritten copies of ``rows``, in order; nothing is dropped."""
         started = time.perf_counter()
         stats = PIIStats(rows=len(rows))
-        out = [self.scrub_row(row, stats) for row in rows]
+        self._artifacts = self._batch_artifacts(rows)
+        try:
+            out = [self.scrub_row(row, stats) for row in rows]
+        finally:
+            self._artifacts = {}
         stats.seconds = time.perf_counter() - started
         self.stats = stats
         return out, []
@@ -195,10 +204,46 @@ class PIIPresidioFilter(Step):
             return {**part, "text": self.scrub_text(part["text"], seed, counts, stats)}
         return part
 
+    def _scanned_heads(self, rows: list[Row]) -> list[str]:
+        """The text heads ``scrub_row`` will analyse, in order (the same selection rules)."""
+        heads = []
+        for row in rows:
+            messages = row.get("messages")
+            for m in messages if isinstance(messages, list) else []:
+                if not isinstance(m, dict) or m.get("role") not in self.roles:
+                    continue
+                content = m.get("content")
+                texts = [content] if isinstance(content, str) else [
+                    p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text"
+                    and isinstance(p.get("text"), str)] if isinstance(content, list) else []
+                heads += [h for t in texts if (h := t[: self.max_chars]).strip()]
+        return heads
+
+    def _batch_artifacts(self, rows: list[Row]) -> dict[tuple[str, str], NlpArtifacts]:
+        """spaCy analyses of the batch's texts in languages with an NER model, by (language, text).
+
+        One ``nlp.pipe`` per language runs the model on many texts at once (its layers work on
+        a batch), instead of one call per message; the analyses are the same.
+        """
+        if not self.spacy_models:
+            return {}
+        by_lang: dict[str, dict[str, None]] = {}
+        for head in self._scanned_heads(rows):
+            lang = route_language(head, self.languages)
+            if lang in self.spacy_models:
+                by_lang.setdefault(lang, {})[head] = None
+        engine = self.analyzer.nlp_engine
+        out: dict[tuple[str, str], NlpArtifacts] = {}
+        for lang, texts in by_lang.items():
+            for text, artifacts in engine.process_batch(list(texts), lang, batch_size=_NER_BATCH):
+                out[(lang, str(text))] = artifacts
+        return out
+
     def find_spans(self, text: str) -> tuple[str, list[Span]]:
         """The routed language of ``text`` and its accepted PII spans, in order."""
         lang = route_language(text, self.languages)
-        hits = self.analyzer.analyze(text, language=lang, entities=self.entities)
+        hits = self.analyzer.analyze(text, language=lang, entities=self.entities,
+                                     nlp_artifacts=self._artifacts.get((lang, text)))
         spans = resolve_spans(
             (Span(h.entity_type, h.start, h.end, h.score) for h in hits),
             threshold=self.score_threshold,

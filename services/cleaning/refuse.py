@@ -32,7 +32,9 @@ _CANT = (r"(?:can'?t(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough
          r"|(?:am|are)\s+unable\s+to|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
          r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to)")
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
-_SELF = _NOT_COND + r"\b(?:I|we|I'm|we're)\b"
+# Zero-width tests at one position commute: the word boundary and the first letter go before the
+# four lookbehinds, so the engine rules most positions out with one cheap test.
+_SELF = r"\b(?=[iw])" + _NOT_COND + r"(?:I|we|I'm|we're)\b"
 
 _FLAGS = re.IGNORECASE | re.DOTALL
 # Words the English families need: each family below lists groups of them, and a window
@@ -47,7 +49,7 @@ Family = tuple[tuple[tuple[str, ...], ...], str]
 _SOFT_EN: tuple[Family, ...] = (
     ((_CANT_WORDS, _TASK_WORDS), _SELF + r".{0,25}?" + _CANT + r".{0,60}?\b" + _TASK + r"\b"),
     ((("sorry", "apologi", "unfortunately", "regret"), _CANT_WORDS),
-     r"\b(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
+     r"\b(?=[iu])(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
      + _SELF + r".{0,25}?" + _CANT),
 )
 _SOFT_CJK = (
@@ -65,10 +67,11 @@ _SOFT_CJK = (
 # Hard families: explicit policy refusals; no pivot exemption.
 _HARD_EN: tuple[Family, ...] = (
     ((("violates", "against", "inappropriate", "not"), ("request", "question", "prompt", "content", "topic", "task")),
-     (r"\b(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
+     (r"\b(?=[ty])(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
       r"(?:violates|goes\s+against|is\s+inappropriate|is\s+not\s+(?:appropriate|allowed|permitted|something\s+I\s+can))")),
-    ((("decline", "refuse"),), r"\b(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
-    ((("decline", "refuse"),), r"\b(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
+    ((("decline", "refuse"),),
+     r"\b(?=[iw])(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
+    ((("decline", "refuse"),), r"\b(?=[iw])(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
     ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
     ((("ai",), ("can", "not", "won"), _TASK_WORDS),
      r"\bas\s+an\s+AI\b.{0,20}?\bI\s+(?:can'?t|cannot|am\s+not\s+able|won'?t)\b.{0,40}?\b" + _TASK),
@@ -88,31 +91,37 @@ _SOFT_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _SOFT_EN)
 _HARD_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _HARD_EN)
 # An AI-identity disclaimer with an inability ("as an AI language model, I cannot ..."): a
 # soft refusal in every language (a pivot to an answer still cancels it).
+# Each of the long alternations below opens with a lookahead for the first characters its
+# alternatives can start with: a zero-width test, so what matches is unchanged, but the engine
+# skips most positions at once instead of trying every alternative there.
 _AI_SELF = re.compile(
-    r"\bas\s+an?\s+(?:AI|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)\b.{0,40}?"
+    r"(?=[a作身我人言인언])"
+    r"(?:\bas\s+an?\s+(?:AI|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)\b.{0,40}?"
     r"\bI(?:'m|\s+am)?\s+(?:can'?t|cannot|(?:not\s+able|unable)\s+to|won'?t|do\s*n[o']?t\s+have\s+the\s+(?:ability|capability))"
     r"|(?:作为|身为|我是)(?:一(?:个|名|款))?\s*(?:AI|人工智能|语言模型|大模型)[^，,。！!]{0,20}[，,]?[^。！!]{0,30}?"
     r"(?:无法|不能|不可以|没有办法|没办法|不具备)"
     r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*(?:として|である私|なので|のため|ですので|の私)[^。]{0,50}?"
     r"(?:できません|できかねます|いたしかねます|致しかねます|不可能です)"
     r"|(?:AI|인공지능|언어\s*모델)\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇)?\s*(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저는)"
-    r"[^.!?]{0,50}?(?:수(?:는|가)?\s*없|어렵습니다|불가능)",
+    r"[^.!?]{0,50}?(?:수(?:는|가)?\s*없|어렵습니다|불가능))",
     _FLAGS,
 )
 # Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
 # when it offers lesser help instead ("I won't write it for you, but I can outline ...").
 _DECLINE = re.compile(
-    _SELF + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t|cannot|won'?t|will\s+not"
+    r"(?=[iw我すこのお수거])(?:" + _SELF
+    + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t|cannot|won'?t|will\s+not"
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
     r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
-    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절",
+    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절)",
     _FLAGS,
 )
 _ETHICS = re.compile(
-    r"\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
+    r"(?=[apcduih学作抄剽代不违盗カ倫違부표윤불])"
+    r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
     r"|\bagainst\s+(?:the\s+)?(?:rules|law|honou?r\s+code)|\bhonou?r\s+code\b"
     r"|学术(?:诚信|不端|造假|道德)|作弊|抄袭|剽窃|代写|不道德|违法|违反(?:法律|规定|学术|诚信)"
-    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법",
+    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법)",
     _FLAGS,
 )
 # Every _AI_SELF match contains one of these (lowercased): the cheap gate before its regex.
@@ -122,10 +131,11 @@ _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _DECLINE_HEAD = 200
 
 _PIVOT = re.compile(
-    r"\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
+    r"(?=[liahby让改尝不然但代たしでけ대하없않어])"
+    r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
     r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|대신|(?<![가-힣])하지만"
-    r"|(?:없|않|어렵)지만",
+    r"|(?:없|않|어렵)지만)",
     re.I,
 )
 

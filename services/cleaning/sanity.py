@@ -49,6 +49,17 @@ class SanityParams(StepParams):
     check_agent_min_visible: bool = True
 
 
+class _View:
+    """Each message's role, text and tool calls, computed once and read by every check."""
+
+    __slots__ = ("calls", "roles", "texts")
+
+    def __init__(self, msgs: list[Msg]) -> None:
+        self.roles = [m.get("role") for m in msgs]
+        self.texts = [message_text(m.get("content")) for m in msgs]
+        self.calls = [normalize_tool_calls(m.get("tool_calls")) for m in msgs]
+
+
 def _fold_system(msgs: list[Msg]) -> list[Msg]:
     systems = [m for m in msgs if m.get("role") == "system"]
     if len(systems) <= 1 and (not systems or msgs[0] is systems[0]):
@@ -64,10 +75,9 @@ def _trim(msgs: list[Msg]) -> list[Msg] | None:
     return None
 
 
-def _role_order_ok(msgs: list[Msg]) -> bool:
+def _role_order_ok(roles: list[Any]) -> bool:
     seen_user = seen_asst = False
-    for i, m in enumerate(msgs):
-        role = m.get("role")
+    for i, role in enumerate(roles):
         if role not in _ROLES or (role == "system" and i != 0):
             return False
         if role != "system" and not seen_user and role != "user":
@@ -79,10 +89,10 @@ def _role_order_ok(msgs: list[Msg]) -> bool:
     return True
 
 
-def _tool_ids_ok(msgs: list[Msg]) -> bool:
+def _tool_ids_ok(msgs: list[Msg], calls: list[list[Msg] | None]) -> bool:
     call_ids: set[str] = set()
-    for m in msgs:
-        for c in normalize_tool_calls(m.get("tool_calls")) or []:
+    for m, msg_calls in zip(msgs, calls):
+        for c in msg_calls or []:
             if c.get("id"):
                 call_ids.add(str(c["id"]))
         tid = m.get("tool_call_id") if m.get("role") == "tool" else None
@@ -108,12 +118,10 @@ def _calls_ok(calls: list[Msg] | None) -> bool:
     return True
 
 
-def _content_ok(msgs: list[Msg], p: SanityParams) -> bool:
+def _content_ok(msgs: list[Msg], view: _View, p: SanityParams) -> bool:
     prev: tuple[Any, str] | None = None
     users = assts = 0
-    for m in msgs:
-        role, text = m.get("role"), message_text(m.get("content"))
-        calls = normalize_tool_calls(m.get("tool_calls"))  # once per message, shared by the checks
+    for m, role, text, calls in zip(msgs, view.roles, view.texts, view.calls):
         users += role == "user"
         assts += role == "assistant"
         if role == "assistant" and not text.strip() and not calls and not reasoning_of(m):
@@ -151,9 +159,9 @@ def _script_share(text: str) -> tuple[int, float]:
     return letters, (cjk / letters if letters else 0.0)
 
 
-def _lang_ok(msgs: list[Msg]) -> bool:
-    users = [message_text(m.get("content")) for m in msgs if m.get("role") in ("user", "system")]
-    assts = [message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"]
+def _lang_ok(view: _View) -> bool:
+    users = [t for r, t in zip(view.roles, view.texts) if r in ("user", "system")]
+    assts = [t for r, t in zip(view.roles, view.texts) if r == "assistant"]
     if all(map(str.isascii, users)) and all(map(str.isascii, assts)):
         return True  # no CJK on either side: nothing can mismatch
     user, asst = " ".join(map(_prose, users)), " ".join(map(_prose, assts))
@@ -167,14 +175,13 @@ def _lang_ok(msgs: list[Msg]) -> bool:
     return bool(_TRANSLATE_RE.search(user))
 
 
-def _visible_ok(msgs: list[Msg], floor: int) -> bool:
+def _visible_ok(msgs: list[Msg], view: _View, floor: int) -> bool:
     # A well-formed tool call is visible output in full: in function-calling data the call is
     # the target itself, however short its name and arguments are.
-    if any(m.get("role") == "assistant" and _calls_ok(calls) for m in msgs
-           if (calls := normalize_tool_calls(m.get("tool_calls")))):
+    if any(role == "assistant" and calls and _calls_ok(calls) for role, calls in zip(view.roles, view.calls)):
         return True
-    text = "".join(message_text(m.get("content")).strip() + reasoning_of(m).strip()
-                   for m in msgs if m.get("role") == "assistant")
+    text = "".join(t.strip() + reasoning_of(m).strip()
+                   for m, role, t in zip(msgs, view.roles, view.texts) if role == "assistant")
     # A CJK character carries about as much as 2.5 Latin ones (80 vs 32 in HardFilter).
     return len(text) + 1.5 * cjk_count(text) >= floor
 
@@ -255,17 +262,17 @@ class MessageSanityFilter(ParamStep[SanityParams]):
 
     def _checks(self, msgs: list[Msg], agent: bool) -> str | None:
         p = self.params
-        if p.check_role_order and not _role_order_ok(msgs):
+        view = _View(msgs)
+        if p.check_role_order and not _role_order_ok(view.roles):
             return "role_order"
-        if p.check_tool_matching and not _tool_ids_ok(msgs):
+        if p.check_tool_matching and not _tool_ids_ok(msgs, view.calls):
             return "tool_matching"
-        if p.check_content_integrity and not _content_ok(msgs, p):
+        if p.check_content_integrity and not _content_ok(msgs, view, p):
             return "content_integrity"
-        if p.check_lang_match and not _lang_ok(msgs):
+        if p.check_lang_match and not _lang_ok(view):
             return "lang_match"
-        if p.check_agent_min_visible and agent and not _visible_ok(msgs, p.min_agent_visible_chars):
+        if p.check_agent_min_visible and agent and not _visible_ok(msgs, view, p.min_agent_visible_chars):
             return "agent_min_visible"
-        if self._words is not None and any(
-                self._words.search(message_text(m.get("content"))) for m in msgs):
+        if self._words is not None and any(map(self._words.search, view.texts)):
             return "sensitive_words"
         return None

@@ -60,15 +60,32 @@ _BUCKET, _ALNUM = _bmp_tables()
 _DIGIT = np.fromiter((unicodedata.category(chr(c)) == "Nd" for c in range(0x10000)), dtype=bool, count=0x10000)
 
 
+_SKIP = 255
+# One table per use: the script bucket of each BMP code point, or _SKIP where it does not count.
+_ALNUM_BUCKET = np.where(_ALNUM, _BUCKET, _SKIP).astype(np.uint8)
+_LETTER_BUCKET = np.where(_ALNUM & ~_DIGIT, _BUCKET, _SKIP).astype(np.uint8)
+
+
+def _buckets(text: str, table: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Script buckets of the characters of ``text`` that ``table`` (``keep`` for BMP) counts."""
+    units = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    if len(units) == len(text):  # no astral characters (the rule): one lookup per character
+        found: np.ndarray = table[units]
+        counted: np.ndarray = found[found != _SKIP]
+        return counted
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    bmp = cps < 0x10000
+    idx = np.where(bmp, cps, 0).astype(np.uint16)
+    kept = np.where(bmp, keep[idx], True)  # astral letters (ext. B ideographs...) count, as "other"
+    out: np.ndarray = np.where(bmp, _BUCKET[idx], _OTHER)[kept]
+    return out
+
+
 def script_chaos(text: str, *, min_chars: int = 40) -> float:
     """Share of adjacent letter/digit pairs whose scripts differ (0 below ``min_chars``)."""
     if text.isascii():
         return 0.0
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    bmp = cps < 0x10000
-    idx = np.where(bmp, cps, 0).astype(np.uint16)
-    keep = np.where(bmp, _ALNUM[idx], True)  # astral letters (ext. B ideographs...) count, as "other"
-    buckets = np.where(bmp, _BUCKET[idx], _OTHER)[keep]
+    buckets = _buckets(text, _ALNUM_BUCKET, _ALNUM)
     if len(buckets) < min_chars:
         return 0.0
     return float(np.count_nonzero(buckets[1:] != buckets[:-1])) / (len(buckets) - 1)
@@ -183,12 +200,8 @@ _SCRIPT_NAMES = {1: "latin", 2: "greek", 3: "cyrillic", 4: "hebrew", 5: "arabic"
 
 
 def _letter_buckets(text: str) -> np.ndarray:
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    bmp = cps < 0x10000
-    idx = np.where(bmp, cps, 0).astype(np.uint16)
     # Letters only: digits belong to every script, so they never mark a switch.
-    keep = np.where(bmp, _ALNUM[idx] & ~_DIGIT[idx], True)
-    return np.where(bmp, _BUCKET[idx], _OTHER)[keep]
+    return _buckets(text, _LETTER_BUCKET, _ALNUM & ~_DIGIT)
 
 
 def scripts_of(text: str) -> list[str]:

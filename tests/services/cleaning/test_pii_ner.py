@@ -51,3 +51,14 @@ def test_without_a_model_names_stay_and_patterns_still_run() -> None:
     f = PIIPresidioFilter(languages=["en"])
     text = f.scrub_text("John Smith, john.smith@example.com", seed="s")
     assert "John Smith" in text and "john.smith@example.com" not in text
+
+
+def test_a_batch_analysed_with_nlp_pipe_gives_what_row_by_row_analysis_gives(
+        ner: PIIPresidioFilter, real_rows: list[dict]) -> None:
+    rows = [ROW, *real_rows[:12], {"id": "parts", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Call Anna Berg in Oslo."}, {"type": "image_url"}]},
+        {"role": "assistant", "content": "Anna Berg is in Oslo, " + "x" * 30_000}]}]
+    batched, _ = ner(rows)  # process(): one nlp.pipe over every scanned text of the batch
+    one_by_one = [ner.scrub_row(r) for r in rows]  # no prefetched analyses: nlp(text) per message
+    assert batched == one_by_one
+    assert batched[0] != ROW and ner._artifacts == {}  # NER ran; the batch's analyses are not kept
