@@ -118,8 +118,10 @@ def check_trl_grpo(rows: dict[str, Any], columns: Any, vocab: int) -> dict[str, 
         trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=prompts,
                               processing_class=_tiny_tokenizer(vocab))
         batch = columns.trl_batch(rows)
-        # What TRL's own batch building adds beside the export's columns: the loss normaliser.
+        # What TRL's own batch building adds beside the export's columns: the loss normaliser; and what
+        # its train loop sets before each step (one accumulation step here).
         batch["num_items_in_batch"] = batch["completion_mask"].sum()
+        trainer.current_gradient_accumulation_steps = 1
         loss = trainer._compute_loss(trainer.model, batch)
         loss.backward()
         grads = sum(float(p.grad.abs().sum()) for p in trainer.model.parameters() if p.grad is not None)
