@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # Paths held to mypy strict; ruff checks the whole tree (tests/test_static.py does too).
 LINT_PATHS ?= shared services migrations/env.py
 
-.PHONY: install services migrate test lint demo bench clean-venv
+.PHONY: install services migrate trainer-peers test lint demo bench clean-venv
 
 install: $(VENV)/.installed
 
@@ -28,7 +28,12 @@ services:
 migrate: install services
 	TRAJFORGE_DATABASE_URL=$(PG_URL) $(VENV)/bin/trajforge db upgrade
 
-test: install services migrate
+# The real TRL and verl, in their own venv (.venv-trainers), for the export interop test; a failed
+# build stops `make test` here, loudly, instead of the test skipping.
+trainer-peers:
+	bash scripts/trainer_peers_venv.sh
+
+test: install services migrate trainer-peers
 	TRAJFORGE_TEST_DATABASE_URL=$(PG_URL) TRAJFORGE_TEST_REDIS_URL=$(REDIS_URL) \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 

@@ -28,18 +28,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _report(run: TrainRun, wall_s: float) -> None:
-    print(f"{'round':>5} {'reward':>7} {'solved':>7} {'signal':>7} {'rollout s':>9} {'tok/s':>6} {'step s':>7}"
-          f" {'update s':>8} {'version':>7}")
+    print(f"{'round':>5} {'reward':>7} {'solved':>7} {'signal':>7} {'rollout s':>9} {'tok/s':>6} {'steps':>5}"
+          f" {'step s':>7} {'overlap s':>9} {'update s':>8} {'version':>7}")
     for r in run.rounds:
         print(f"{r.round:>5} {r.reward_mean:>7.3f} {r.success_rate:>7.0%} {r.groups_with_signal:>3}/{r.groups:<3}"
-              f" {r.rollout_s:>9.1f} {r.sampled_tokens / max(r.rollout_s, 1e-9):>6.1f} {r.train_s:>7.1f}"
-              f" {r.update_s:>8.2f} {r.weight_version_after!s:>7}")
+              f" {r.rollout_s:>9.1f} {r.sampled_tokens / max(r.rollout_s, 1e-9):>6.1f} {r.steps:>5} {r.train_s:>7.1f}"
+              f" {r.train_overlap_s:>9.1f} {r.update_s:>8.2f} {r.weight_version_after!s:>7}")
     rounds = run.rounds
     print(f"rounds per hour: {3600 * len(rounds) / wall_s:.1f} (wall {wall_s:.0f} s for {len(rounds)} rounds)")
     rollout, step = sum(r.rollout_s for r in rounds), sum(r.train_s for r in rounds)
     tokens = sum(r.sampled_tokens for r in rounds)
-    print(f"rollout: {tokens / rollout:.1f} sampled tokens/s; step: {step / len(rounds):.1f} s per round "
-          f"({step / (rollout + step):.0%} of loop time); weight update pause: "
+    overlap = sum(r.train_overlap_s for r in rounds)
+    print(f"rollout: {tokens / rollout:.1f} sampled tokens/s; steps: {step / len(rounds):.1f} s per round, "
+          f"{overlap / max(step, 1e-9):.0%} of it while the round sampled; weight update pause: "
           f"{sum(r.update_s for r in rounds) / len(rounds):.2f} s per round")
     tail = rounds[-max(1, len(rounds) // 3):]
     base = rounds[0]

@@ -33,10 +33,20 @@ __all__ = ["demo", "job_body", "register"]
 
 console = Console()
 
-#: The job's reward: the graded tool-call match (0.2 for deciding to call, + 0.3 for the right tool name,
-#: + 0.5 for the arguments) and a format penalty (-1 for a malformed call block), so partial answers
-#: score apart from each other and a group's members rarely all tie.
-DEMO_REWARD = {"components": [{"name": "tool_call", "weight": 1.0}, {"name": "format", "weight": 0.1}]}
+#: The job's reward, built so a group's members rarely all tie (a tie is zero advantage: no signal):
+#: the graded tool-call match (0.2 for deciding to call, + 0.3 for the right tool name, + 0.5 for the
+#: arguments, a near-miss string argument earning its token overlap with the truth), a format penalty
+#: (-0.1 for a malformed call block) and a length penalty (up to -0.05 for replies past 200 characters,
+#: the full -0.05 when cut at the token budget), so members that agree on the call still differ in how
+#: they finish.
+DEMO_REWARD = {"components": [
+    {"name": "tool_call", "weight": 1.0, "params": {"argument_credit": "overlap"}},
+    {"name": "format", "weight": 0.1},
+    {"name": "length", "weight": 0.05, "params": {"max_chars": 200}},
+]}
+#: Sampling temperature of the demo job: at 1.0 the members of a group (each with its own seed) differ
+#: more often in whether and how they call the tool than at 0.8.
+DEMO_TEMPERATURE = 1.0
 
 
 def job_body(tasks: list[dict[str, Any]], *, group_size: int, max_turns: int,
@@ -44,7 +54,7 @@ def job_body(tasks: list[dict[str, Any]], *, group_size: int, max_turns: int,
     """The ``POST /v1/rollouts`` body of the demo job (local engine, the tasks' own tool schemas)."""
     return {
         "tasks": tasks, "group_size": group_size,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "seed": seed},
+        "sampling": {"temperature": DEMO_TEMPERATURE, "top_p": 0.95, "seed": seed},
         "limits": {"max_turns": max_turns, "max_tokens_per_turn": max_tokens_per_turn,
                    "max_total_tokens": 4096, "timeout_s": 1800, "parse_failure_policy": "observe"},
         "reward": DEMO_REWARD, "mode": "tokens", "shard_size": 1,

@@ -19,7 +19,7 @@ def plot_rewards(rewards: Sequence[float], success: Sequence[float], path: Path,
     rounds = list(range(len(rewards)))
     ax.plot(rounds, list(rewards), marker="o", label="mean reward")
     ax.plot(rounds, list(success), marker="s", linestyle="--", label="solved fraction")
-    ax.set_xlabel("round (one policy-gradient step each)")
+    ax.set_xlabel("round (a policy-gradient step per finished group)")
     ax.set_ylabel("per round")
     ax.set_ylim(bottom=min(0.0, *rewards) if rewards else 0.0)
     ax.grid(alpha=0.3)

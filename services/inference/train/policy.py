@@ -64,6 +64,19 @@ def _response_columns(rows: list[TrainRow], field_name: str, width: int) -> Any:
     return out
 
 
+def _response_logprobs(logits: Any, ids: Any, rows: list[TrainRow], prompt_lens: list[int]) -> Any:
+    """Log-probability of each row's response tokens from full-sequence logits: (rows, longest response)."""
+    import torch
+
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    width = max(len(r.response_ids) for r in rows)
+    out = torch.zeros((len(rows), width), dtype=logp.dtype)
+    for i, (row, start) in enumerate(zip(rows, prompt_lens, strict=True)):
+        # Token t of the response is predicted at position start + t - 1.
+        out[i, : len(row.response_ids)] = logp[i, start - 1: start - 1 + len(row.response_ids)]
+    return out
+
+
 def _train_top_layers(model: Any, count: int) -> None:
     """Freeze everything but the top ``count`` decoder layers and the final norm."""
     body = getattr(model, "model", None)
@@ -94,6 +107,7 @@ class TrainablePolicy:
         params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.0)
         self.micro_batch = micro_batch
+        self.trainable_layers = trainable_layers
 
     @classmethod
     def load(cls, model_path: str, *, cache_dir: Path, learning_rate: float,
@@ -104,17 +118,44 @@ class TrainablePolicy:
 
     def token_logprobs(self, model: Any, rows: list[TrainRow]) -> Any:
         """Log-probability of each response token under ``model``: shape (rows, longest response)."""
+        ids, attention, prompt_lens = _pad(rows)
+        logits = model(input_ids=ids, attention_mask=attention, use_cache=False).logits
+        return _response_logprobs(logits, ids, rows, prompt_lens)
+
+    def policy_and_reference_logprobs(self, rows: list[TrainRow]) -> tuple[Any, Any]:
+        """Response-token log-probabilities under the policy (with gradients) and the frozen reference.
+
+        When only the top layers train, the layers below are the same weights in both models, so
+        the reference reuses the policy's hidden state at the first trainable layer and runs just its
+        own top layers: one pass through the frozen bottom instead of two.
+        """
         import torch
 
+        if not self.trainable_layers:
+            with torch.no_grad():
+                ref = self.token_logprobs(self.reference, rows)
+            return self.token_logprobs(self.model, rows), ref
         ids, attention, prompt_lens = _pad(rows)
-        logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
-        logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        width = max(len(r.response_ids) for r in rows)
-        out = torch.zeros((len(rows), width), dtype=logp.dtype)
-        for i, (row, start) in enumerate(zip(rows, prompt_lens, strict=True)):
-            # Token t of the response is predicted at position start + t - 1.
-            out[i, : len(row.response_ids)] = logp[i, start - 1: start - 1 + len(row.response_ids)]
-        return out
+        seen: dict[str, Any] = {}
+
+        def capture(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            seen["hidden"] = args[0] if args else kwargs["hidden_states"]
+            seen["kwargs"] = {k: v for k, v in kwargs.items() if k != "hidden_states"}
+
+        start = max(0, len(self.model.model.layers) - self.trainable_layers)
+        handle = self.model.model.layers[start].register_forward_pre_hook(capture, with_kwargs=True)
+        try:
+            # No cache: the reference's layers must not append to the policy's key/value cache.
+            logits = self.model(input_ids=ids, attention_mask=attention, use_cache=False).logits
+        finally:
+            handle.remove()
+        with torch.no_grad():
+            hidden = seen["hidden"].detach()
+            for layer in self.reference.model.layers[start:]:
+                hidden = layer(hidden, **seen["kwargs"])
+            ref_logits = self.reference.lm_head(self.reference.model.norm(hidden))
+            ref = _response_logprobs(ref_logits, ids, rows, prompt_lens)
+        return _response_logprobs(logits, ids, rows, prompt_lens), ref
 
     def step(self, rows: list[TrainRow], *, clip_eps: float, kl_coef: float, max_grad_norm: float) -> StepReport:
         """One optimiser step on ``rows``: the token-mean clipped loss over the whole batch."""
@@ -131,9 +172,7 @@ class TrainablePolicy:
             chunk = rows[at: at + self.micro_batch]
             width = max(len(r.response_ids) for r in chunk)
             mask = _response_columns(chunk, "response_mask", width)
-            with torch.no_grad():
-                ref = self.token_logprobs(self.reference, chunk)
-            new = self.token_logprobs(self.model, chunk)
+            new, ref = self.policy_and_reference_logprobs(chunk)
             loss, parts = clipped_kl_loss_torch(
                 new, _response_columns(chunk, "logprobs", width), ref, _response_columns(chunk, "advantages", width),
                 mask, clip_eps=clip_eps, kl_coef=kl_coef)

@@ -38,6 +38,12 @@ class TrainSpec(BaseModel):
     epochs: int = Field(1, ge=1, le=64)
     #: Trajectories sampled more than this many weight versions behind the trainer are dropped.
     max_staleness: int = Field(0, ge=0)
+    #: One policy-gradient step per this many finished groups, taken while the rest of the round samples.
+    groups_per_step: int = Field(1, ge=1)
+    #: Submit the next round's job when this round's last group lands (before its last step and the
+    #: weight push), so sampling never waits on training; its first groups then sample the previous
+    #: weights and are one version stale, so this needs ``max_staleness`` ≥ 1.
+    overlap_rounds: bool = False
     max_grad_norm: float = Field(1.0, gt=0)
     #: Train only the top N transformer layers (and the final norm); 0 trains every weight. Fewer
     #: layers make the CPU step several times cheaper: nothing below them needs a backward pass.
@@ -55,6 +61,9 @@ class TrainSpec(BaseModel):
             raise ValueError("rollout.tasks must be a non-empty list of tasks")
         if self.rollout.get("mode", "tokens") != "tokens":
             raise ValueError("rollout.mode must be 'tokens': the gradient step needs the sampled token ids")
+        if self.overlap_rounds and self.max_staleness < 1:
+            raise ValueError("overlap_rounds samples the next round partly under the previous weights: "
+                             "set max_staleness to 1 or more, or overlap_rounds to false")
         return self
 
     def round_body(self, index: int) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from services.reward.components.answer import token_f1
 from services.reward.extract import ModelTurn, PredictedCall, read_model_turn
 from services.reward.matching import best_assignment
 from services.reward.registry import ComponentResult, ParamsModel, reward_component
@@ -61,13 +62,30 @@ def _extra_penalised(key: str, value: Any, params: dict[str, Any]) -> tuple[bool
     return not neutral, False
 
 
-def arg_score(pred: dict[str, Any] | None, gt: dict[str, Any], params: dict[str, Any]) -> PairScore:
-    """R6: hits ÷ (expected keys + penalised extras); 0 for unreadable arguments."""
+ArgumentCredit = Literal["exact", "overlap"]
+
+
+def _key_credit(pred: Any, gt: Any, schema: dict[str, Any] | None, credit: ArgumentCredit) -> float:
+    """1 for a matching value; with ``overlap``, a near-miss string earns its token F1 with the truth."""
+    if values_match(pred, gt, schema):
+        return 1.0
+    if credit == "overlap" and isinstance(pred, str) and isinstance(gt, str):
+        return token_f1(pred, gt)
+    return 0.0
+
+
+def arg_score(pred: dict[str, Any] | None, gt: dict[str, Any], params: dict[str, Any], *,
+              credit: ArgumentCredit = "exact") -> PairScore:
+    """R6: hits ÷ (expected keys + penalised extras); 0 for unreadable arguments.
+
+    A hit is an exact value match; with ``credit="overlap"`` a string value that differs earns the
+    token F1 of the two strings instead of 0 (partial credit for a near-miss argument).
+    """
     if pred is None:
         return PairScore(score=0.0)
     props = params.get("properties") or {}
     keys = [k for k, v in gt.items() if not (is_optional(v) and k not in pred)]
-    hits = sum(1 for k in keys if k in pred and values_match(pred[k], strip_optional(gt[k]), props.get(k)))
+    hits = sum(_key_credit(pred[k], strip_optional(gt[k]), props.get(k), credit) for k in keys if k in pred)
     type_errors = sum(1 for k, v in pred.items() if k in props and not json_type_fits(v, props[k].get("type")))
     penalised = hallucinated = 0
     for key, value in pred.items():
@@ -85,22 +103,22 @@ def same_tool(predicted: str | None, expected: str) -> bool:
     return predicted is not None and (predicted == expected or predicted == expected.replace(".", "_"))
 
 
-def _pair_matrix(preds: list[PredictedCall], gts: list[ExpectedCall],
-                 schemas: dict[str, dict[str, Any]]) -> list[list[PairScore | None]]:
+def _pair_matrix(preds: list[PredictedCall], gts: list[ExpectedCall], schemas: dict[str, dict[str, Any]],
+                 credit: ArgumentCredit) -> list[list[PairScore | None]]:
     def params(name: str) -> dict[str, Any]:
         return schemas.get(name) or schemas.get(name.replace(".", "_"), {})
 
-    return [[arg_score(p.arguments, g.arguments, params(g.name)) if same_tool(p.name, g.name) else None
-             for g in gts] for p in preds]
+    return [[arg_score(p.arguments, g.arguments, params(g.name), credit=credit) if same_tool(p.name, g.name)
+             else None for g in gts] for p in preds]
 
 
-def _match_metrics(preds: list[PredictedCall], gts: list[ExpectedCall],
-                   schemas: dict[str, dict[str, Any]]) -> dict[str, float]:
+def _match_metrics(preds: list[PredictedCall], gts: list[ExpectedCall], schemas: dict[str, dict[str, Any]],
+                   credit: ArgumentCredit = "exact") -> dict[str, float]:
     size = max(len(preds), len(gts))
     if not gts:
         return {"tool_name_accuracy": float(not preds), "argument_accuracy": float(not preds),
                 "hallucinated_params": 0.0, "type_errors": 0.0}
-    matrix = _pair_matrix(preds, gts, schemas)
+    matrix = _pair_matrix(preds, gts, schemas, credit)
     totals = [[(1.0 + cell.score) if cell else 0.0 for cell in row] for row in matrix]
     pairs = [(p, g) for p, g in best_assignment(totals) if matrix[p][g] is not None]
     chosen = [matrix[p][g] for p, g in pairs]
@@ -130,7 +148,8 @@ def _reward(turn: ModelTurn, truth: ToolCallTruth, m: dict[str, float]) -> float
 
 
 def score_tool_call(traj: Trajectory, truth: ToolCallTruth, *, family: str = "auto",
-                    destructive_tools: frozenset[str] | set[str] = DESTRUCTIVE_TOOLS) -> ComponentResult:
+                    destructive_tools: frozenset[str] | set[str] = DESTRUCTIVE_TOOLS,
+                    argument_credit: ArgumentCredit = "exact") -> ComponentResult:
     """Graded reward 0.2 + 0.3·N + 0.5·A behind the rollout-error, safety and decision gates."""
     turn = read_model_turn(traj, family=family)
     gts = truth.tool_calls or []
@@ -150,7 +169,7 @@ def score_tool_call(traj: Trajectory, truth: ToolCallTruth, *, family: str = "au
         metrics.update(tool_name_accuracy=float(ok), argument_accuracy=float(ok), hallucinated_params=0.0,
                        type_errors=0.0)
     else:
-        metrics.update(_match_metrics(turn.calls, gts, _schemas(traj)))
+        metrics.update(_match_metrics(turn.calls, gts, _schemas(traj), argument_credit))
     info = {"decision": turn.decision, "unsafe_calls": unsafe}
     return ComponentResult(score=_reward(turn, truth, metrics), metrics=metrics, info=info)
 
@@ -159,12 +178,15 @@ class ToolCallParams(ParamsModel):
     """Params of ``tool_call``.
 
     ``mode: graded`` (default) is the graded reward; ``mode: bfcl`` scores BFCL's
-    all-or-nothing AST verdict instead and needs ``ground_truth_bfcl``.
+    all-or-nothing AST verdict instead and needs ``ground_truth_bfcl``. ``argument_credit:
+    overlap`` gives a string argument that is close but not equal its token F1 with the truth
+    (graded mode), so near misses score apart from wild guesses.
     """
 
     family: str = "auto"
     destructive_tools: list[str] | None = None
     mode: Literal["graded", "bfcl"] = "graded"
+    argument_credit: ArgumentCredit = "exact"
 
 
 @reward_component(name="tool_call", version="1", params=ToolCallParams)
@@ -179,7 +201,8 @@ def tool_call_component(traj: Trajectory, ground_truth: dict[str, Any], **params
                                info={"error": verdict.error})
     truth = ToolCallTruth.model_validate(ground_truth)
     destructive = frozenset(p.destructive_tools or DESTRUCTIVE_TOOLS)
-    result = score_tool_call(traj, truth, family=p.family, destructive_tools=destructive)
+    result = score_tool_call(traj, truth, family=p.family, destructive_tools=destructive,
+                             argument_credit=p.argument_credit)
     if ground_truth.get("ground_truth_bfcl") is not None:
         result.metrics["bfcl_strict_pass"] = float(bfcl_verdict(traj, ground_truth).passed)
     return result

@@ -262,3 +262,18 @@ def test_every_assistant_message_after_the_last_user_counts(make_traj) -> None:
 def test_qwen_xml_text_is_typed_by_the_tool_schema(make_traj) -> None:
     text = "<tool_call><function=get_weather><parameter=city>Paris</parameter><parameter=days>3</parameter></function></tool_call>"
     assert score(make_traj(text), gt((GW, {"city": "Paris", "days": 3}))).score == pytest.approx(1.0)
+
+
+def test_overlap_credit_scores_a_near_miss_string_between_a_miss_and_a_hit(make_traj) -> None:
+    truth = gt(("calculate_distance", {"location1": "New York", "location2": "Los Angeles"}))
+    near = make_traj(calls=[("calculate_distance", {"location1": "New York City", "location2": "Los Angeles"})])
+    exact = score(near, truth)
+    overlap = score(near, truth, argument_credit="overlap")
+    # "New York City" vs "New York": token F1 0.8, so arguments (1 + 0.8) / 2 instead of 1 / 2.
+    assert exact.metrics["argument_accuracy"] == pytest.approx(0.5)
+    assert overlap.metrics["argument_accuracy"] == pytest.approx(0.9)
+    assert exact.score < overlap.score < 1.0
+    wild = make_traj(calls=[("calculate_distance", {"location1": "Paris", "location2": "Rome"})])
+    assert score(wild, truth, argument_credit="overlap").metrics["argument_accuracy"] == 0.0
+    hit = make_traj(calls=[("calculate_distance", {"location1": "New York", "location2": "Los Angeles"})])
+    assert score(hit, truth, argument_credit="overlap").score == 1.0

@@ -13,7 +13,7 @@ import torch
 from services.inference.train.batch import read_export
 from services.inference.train.loss import clipped_kl_loss_torch
 from services.inference.train.spec import TrainSpecError, load_train_spec
-from services.inference.train.stream import group_stream_key, wait_for_groups
+from services.inference.train.stream import group_stream_key, iter_stream_groups
 from services.reward.loss import clipped_kl_loss
 from services.rollout.export import ExportItem, write_parquet
 from services.rollout.publish import stream_key
@@ -54,6 +54,10 @@ def test_a_bad_spec_names_the_field(tmp_path: Path) -> None:
     path.write_text("rollout: {mode: messages, tasks: [{id: a}]}\n")
     with pytest.raises(TrainSpecError, match="tokens"):
         load_train_spec(path)
+    # Overlapping rounds samples under the previous weights: a zero staleness budget would drop it all.
+    path.write_text("overlap_rounds: true\nrollout: {tasks: [{id: a}]}\n")
+    with pytest.raises(TrainSpecError, match="max_staleness"):
+        load_train_spec(path)
 
 
 def _item(group: str, index: int, reward: float, advantage: float, version: str) -> ExportItem:
@@ -85,10 +89,10 @@ def test_group_stream_is_read_as_groups_land_and_deduped() -> None:
     try:
         for group in ("a", "b", "a", "c"):  # delivered at least once: "a" twice
             r.xadd(group_stream_key(job_id), {"group_id": group, "task_id": f"t-{group}", "trajectory_ids": "[]"})
-        landed: list[str] = []
-        groups, ended = wait_for_groups(r, None, job_id, expected=3,  # type: ignore[arg-type]
-                                        on_group=lambda g, t: landed.append(t))
-        assert groups == {"a", "b", "c"} and ended is None and landed == ["t-a", "t-b", "t-c"]
+        arrivals = list(iter_stream_groups(r, None, job_id, expected=3))  # type: ignore[arg-type]
+        assert [a.group_id for a in arrivals] == ["a", "b", "c"]
+        assert [a.task_id for a in arrivals] == ["t-a", "t-b", "t-c"]
+        assert all(x.at <= y.at for x, y in zip(arrivals, arrivals[1:], strict=False))
     finally:
         r.delete(group_stream_key(job_id))
         r.close()
