@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from services.rollout.processors import ProcessorSpec
-from shared.schema import Message, SamplingParams, ToolInfo
+from shared.schema import Message, SamplingParams, TeacherSpec, ToolInfo
 from shared.schema.budgets import RolloutLimits
 
 __all__ = [
@@ -131,6 +131,8 @@ class RolloutRunSpec(BaseModel):
     shard_size: int = Field(4, ge=1, le=1000)
     #: A user rollout processor that runs each member instead of the built-in engine.
     processor: ProcessorSpec | None = None
+    #: On-policy distillation: a teacher (a gateway model) scores every sampled token of every member.
+    teacher: TeacherSpec | None = None
 
     @field_validator("tools")
     @classmethod

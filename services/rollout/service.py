@@ -26,8 +26,9 @@ from services.rollout.schemas import (
     TrajectoryPage,
 )
 from services.rollout.shard import OpenGroup, ShardRun, settle_job
-from shared.clients import Endpoints, ToolsClient
+from shared.clients import Endpoints, GatewayClient, ToolsClient
 from shared.db.models import RolloutJobRow, TrajectoryRow
+from shared.errors import ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.settings import Settings
 from shared.web import AppState
@@ -36,6 +37,7 @@ __all__ = [
     "RUN_SHARD_TASK",
     "cancel_job",
     "check_services",
+    "check_teacher",
     "create_job",
     "fail_shard",
     "job_events",
@@ -57,8 +59,23 @@ def job_read(job: RolloutJobRow) -> RolloutJobRead:
                           cancel_requested=job.cancel_requested, error=job.error, created_at=job.created_at)
 
 
+async def check_teacher(state: AppState, model: str, *, api_key: str | None, param: str = "teacher.model") -> None:
+    """Refuse a teacher the gateway does not serve (422 naming ``param``), asking the gateway itself."""
+    async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
+        gateway = await GatewayClient.open(endpoints, api_key=api_key)
+        try:
+            served = await gateway.models()
+        finally:
+            await gateway.aclose()
+    if model not in served:
+        raise ValidationFailed(f"the gateway does not serve the teacher {model!r}; it serves: "
+                               f"{', '.join(served) or 'no model'}", param=param)
+
+
 async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str | None) -> None:
-    """Refuse tools the tools service does not offer (422 naming them), asking the service itself."""
+    """Refuse tools the tools service does not offer and a teacher the gateway does not serve (422s)."""
+    if spec.teacher is not None:
+        await check_teacher(state, spec.teacher.model, api_key=api_key)
     if not spec.tools:
         return
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
@@ -166,6 +183,8 @@ def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
         data["tokens"] = {"prompt_ids": row.prompt_ids, "response_ids": row.response_ids,
                           "loss_mask": row.loss_mask, "logprobs": row.logprobs,
                           "weight_version": row.weight_version}
+        if row.teacher_logprobs is not None:
+            data["tokens"]["teacher_logprobs"] = row.teacher_logprobs
     return {**data, "group_id": str(row.group_id), "task_id": row.task_id, "sample_index": row.sample_index,
             "attempt": row.attempt, "reward": reward if reward is not None else row.meta.get("reward")}
 

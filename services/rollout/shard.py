@@ -32,6 +32,7 @@ from services.rollout.publish import group_entry, mark_published, publish_entry,
 from services.rollout.remote import ServiceLink, open_service_link
 from services.rollout.schemas import RolloutRunSpec
 from services.rollout.scoring import GroupScores, score_group, truth_of
+from services.rollout.teacher import TeacherScorer
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow
 from shared.errors import ServiceUnavailable, TrajforgeError, UpstreamError
 from shared.schema import Trajectory
@@ -182,12 +183,20 @@ class ShardRun:
         result = await engine.run_group(_prompt(group), self.spec.group_size)
         for traj in result.trajectories:
             traj.group_id = str(group.id)
+        await self._teach(result.trajectories)
         scores = await self._score(result.trajectories, group.task.get("ground_truth"))
         stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
         if stored:
             self.stored += 1
             await self._publish(group, result)
         return stored
+
+    async def _teach(self, trajs: list[Trajectory]) -> None:
+        """The job's teacher scores every member's sampled tokens (``services.rollout.teacher``)."""
+        if self.spec.teacher is None or self.link is None:
+            return
+        gateway = await self.link.gateway()
+        await TeacherScorer(self.spec.teacher, gateway, guard=self.link.guard).score_all(trajs)
 
     async def _score(self, trajs: list[Trajectory], ground_truth: Any) -> GroupScores:
         """Rewards from the reward service (REST); when it cannot answer, the members stay unscored.

@@ -10,6 +10,7 @@
 
 from shared.clients.asgi_ws import ASGIWebSocket, NetworkWebSocket, WebSocketClosed, WebSocketRefused
 from shared.clients.openenv import OpenEnvSession, parse_step_result, ws_url_of
+from shared.clients.scoring import parse_prompt_logprobs, prompt_logprobs_body
 from shared.clients.services import (
     CleaningClient,
     EnvsClient,
@@ -44,6 +45,8 @@ __all__ = [
     "ToolsClient",
     "WebSocketClosed",
     "WebSocketRefused",
+    "parse_prompt_logprobs",
     "parse_step_result",
+    "prompt_logprobs_body",
     "ws_url_of",
 ]

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from shared.client import error_from_response
 from shared.clients.openenv import OpenEnvSession
+from shared.clients.scoring import parse_prompt_logprobs, prompt_logprobs_body
 from shared.clients.transport import Endpoint, Endpoints
 from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
 from shared.schema import ScoredTrajectory, ToolInfo, Trajectory
@@ -135,6 +136,22 @@ class GatewayClient(ServiceClient):
         """Ids of the models the gateway serves."""
         body = await self.request("GET", "/v1/models")
         return [str(m["id"]) for m in (body or {}).get("data") or []]
+
+    async def score_tokens(self, model: str, token_ids: list[int], *,
+                           timeout_s: float | None = None) -> list[float | None]:
+        """Logprob of each token under ``model`` given the ones before it (``None`` first): prompt logprobs."""
+        answer = await self.request("POST", "/v1/completions", json=prompt_logprobs_body(model, token_ids),
+                                    timeout_s=timeout_s)
+        return parse_prompt_logprobs(answer, token_ids)
+
+    async def tokenize_chat(self, model: str, messages: list[dict[str, Any]], *,
+                            tools: list[dict[str, Any]] | None = None) -> list[int]:
+        """Prompt ids of ``messages`` as ``model``'s chat template renders them (generation prompt added)."""
+        body: dict[str, Any] = {"model": model, "messages": messages, "add_generation_prompt": True}
+        if tools:
+            body["tools"] = tools
+        out = await self.request("POST", "/tokenize", json=body)
+        return [int(t) for t in (out or {}).get("tokens") or []]
 
     async def traces(self, session_id: str) -> list[dict[str, Any]]:
         """Every trace row the gateway stored for the session, in order."""
