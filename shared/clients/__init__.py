@@ -9,6 +9,7 @@
 """
 
 from shared.clients.asgi_ws import ASGIWebSocket, NetworkWebSocket, WebSocketClosed, WebSocketRefused
+from shared.clients.functions import FunctionPackage, FunctionsClient, zip_workspace
 from shared.clients.openenv import OpenEnvSession, parse_step_result, ws_url_of
 from shared.clients.services import (
     CleaningClient,
@@ -30,6 +31,8 @@ __all__ = [
     "CleaningClient",
     "Endpoint",
     "Endpoints",
+    "FunctionPackage",
+    "FunctionsClient",
     "EnvsClient",
     "GatewayClient",
     "InProcessApps",
@@ -46,4 +49,5 @@ __all__ = [
     "WebSocketRefused",
     "parse_step_result",
     "ws_url_of",
+    "zip_workspace",
 ]
