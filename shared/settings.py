@@ -111,6 +111,7 @@ class Settings(BaseSettings):
     envs_url: str = ""
     rollout_url: str = ""
     reward_url: str = ""
+    functions_url: str = ""
     # Key a service presents where it is another service's upstream (the gateway calling the
     # inference service by URL); ``trajforge up --split`` creates one for its processes.
     service_key: str = Field("", repr=False)

@@ -10,7 +10,6 @@ trajectory it was scoring.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from services.reward.schemas import ProcessorRef, ScoreRequest, ScoreResponse
 from services.reward.service import ScoredTrajectory, score_trajectories
 from shared.plugins import check_allowed
 from shared.schema import RewardRecord
+from shared.schema.functions import TaskStatus
 
 __all__ = ["load_entries", "score_request"]
 
@@ -51,12 +51,9 @@ def load_entries(refs: Sequence[ProcessorRef], allowed_modules: Sequence[str]) -
 def _record(entry: ProcessorEntry, out: RewardOutput) -> RewardRecord:
     base: dict[str, Any] = {"component": f"processor:{entry.name}", "version": "user", "weight": entry.weight,
             "params": {"classpath": type(entry.processor).__module__ + ":" + type(entry.processor).__qualname__}}
-    if out.status == "FAILED":
-        return RewardRecord(**base, status="failed", error=out.error or f"{entry.name}: processor failed")
-    if out.reward_score is None or not math.isfinite(out.reward_score):
-        error = f"{entry.name}: score is {out.reward_score}, not a finite number"
-        return RewardRecord(**base, status="failed", error=error)
-    return RewardRecord(**base, score=out.reward_score, metrics=out.reward_metrics)
+    if out.status is TaskStatus.FAILED:
+        return RewardRecord(**base, status="failed", error=f"{entry.name}: {out.error or 'processor failed'}")
+    return RewardRecord(**base, score=out.reward.reward_score, metrics=out.reward.reward_metrics)
 
 
 def _merge(result: ScoredTrajectory, records: list[RewardRecord]) -> ScoredTrajectory:

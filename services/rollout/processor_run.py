@@ -26,9 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from services.rollout.build import check_processor_module
 from services.rollout.engine import GroupResult
 from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
-from services.rollout.processors import ProcessorRuntime, ProcessorSpec, RolloutInput, RolloutOutput
+from services.rollout.processors import ProcessorRuntime, ProcessorSpec
 from shared.schema import Message, SamplingParams, Trajectory
 from shared.schema.budgets import RolloutLimits
+from shared.schema.functions import ModelResource, RolloutInput, RolloutOutput, rollout_error_output
 from shared.settings import Settings
 from shared.traces import SessionMerge, merge_session
 
@@ -58,11 +59,12 @@ class ProcessorGroups:
     async def _member(self, prompt: Trajectory, group_id: str, member: int) -> Trajectory:
         session_id = session_id_for(self.job_id, prompt.id, member, self.attempt)
         key = await self.link.session_key(session_id)
-        out = await self._process(self._input(prompt, member, session_id, key))
+        inp = self._input(prompt, member, session_id, key)
+        out = await self._process(inp)
         try:
             merged = merge_session(session_id, await self.link.traces(session_id))
         except httpx.HTTPError as exc:  # the trajectory cannot be assembled: record why, keep the group
-            out = _unreadable(out, exc)
+            out = _unreadable(inp, out, exc)
             merged = SessionMerge(session_id=session_id)
         traj = member_trajectory(prompt, member, session_id, out, merged)
         traj.group_id = group_id
@@ -73,7 +75,9 @@ class ProcessorGroups:
             id=f"{prompt.id}-{member}", messages=[m.to_openai() for m in prompt.messages],
             tools=[t.model_dump(mode="json", exclude_none=True) for t in prompt.tools],
             ground_truth=prompt.metadata.get("ground_truth"), metadata=dict(prompt.metadata),
-            base_url=self.link.session_url(session_id), model=self.model, api_key=api_key,
+            rollout_extra=dict(prompt.metadata),
+            model_resource=ModelResource(model_name=self.model or "", base_url=self.link.session_url(session_id),
+                                         api_key=api_key),
             sampling_params=dict(self.sampling), limits=self.limits.model_dump(mode="json"))
         return inp.with_http_client(self.link.http_client())
 
@@ -99,22 +103,24 @@ def _sampling_fields(sampling: SamplingParams, limits: RolloutLimits) -> dict[st
     return fields
 
 
-def _unreadable(out: RolloutOutput, exc: Exception) -> RolloutOutput:
-    detail = f"gateway traces unreadable: {type(exc).__name__}: {exc}"
-    return out.model_copy(update={"status": "error", "error": detail, "response": f"ROLLOUT_ERROR: {detail}"})
+def _unreadable(inp: RolloutInput, out: RolloutOutput, exc: Exception) -> RolloutOutput:
+    failed = rollout_error_output(inp, f"gateway traces unreadable: {type(exc).__name__}: {exc}")
+    failed.agent_output.rollout_metrics = out.agent_output.rollout_metrics
+    return failed
 
 
 def member_trajectory(prompt: Trajectory, member: int, session_id: str, out: RolloutOutput,
                       merged: SessionMerge) -> Trajectory:
     """One member's trajectory: the first merged segment's tokens, or the error fallback as data."""
+    agent = out.agent_output
     meta = {**prompt.metadata, "prompt_id": prompt.id, "session_id": session_id,
-            "rollout_metrics": out.rollout_metrics, "response": out.response, **_merge_meta(merged)}
-    if out.metadata:
-        meta["processor_metadata"] = out.metadata
+            "rollout_metrics": agent.rollout_metrics, "response": agent.response, **_merge_meta(merged)}
+    if agent.rollout_extra:
+        meta["processor_metadata"] = agent.rollout_extra
     traj = Trajectory(id=f"{prompt.id}-{member}", sample_index=member, tools=prompt.tools, metadata=meta,
-                      messages=[Message.model_validate(m) for m in out.messages] or prompt.messages,
+                      messages=[Message.model_validate(m) for m in agent.messages] or prompt.messages,
                       stop_reason="stop")
-    if out.status == "error":
+    if out.failed:
         traj.stop_reason = "api_error"
         traj.metadata.update(error_code="rollout_error", error=out.error)
     elif merged.segments:  # without any captured call there is nothing token-exact to store

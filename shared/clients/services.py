@@ -81,8 +81,12 @@ class ServiceClient:
         await self.aclose()
 
     async def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-                      retry: bool = True, timeout_s: float | None = None) -> Any:
-        """One call: the parsed JSON body (bytes for other bodies), or the server's error raised."""
+                      retry: bool = True, timeout_s: float | None = None, content: bytes | None = None,
+                      headers: dict[str, str] | None = None) -> Any:
+        """One call: the parsed JSON body (bytes for other bodies), or the server's error raised.
+
+        ``content`` sends raw bytes instead of ``json`` (with ``headers`` such as its content type).
+        """
         last: TrajforgeError | None = None
         tries = self.attempts if retry else 1
         timeout = httpx.Timeout(timeout_s, connect=self.timeout.connect) if timeout_s else self.timeout
@@ -90,7 +94,8 @@ class ServiceClient:
             if attempt:
                 await asyncio.sleep(min(0.2 * 2 ** (attempt - 1), 3.0))
             try:
-                resp = await self.http.request(method, path, json=json, params=params, timeout=timeout)
+                resp = await self.http.request(method, path, json=json, params=params, timeout=timeout,
+                                               content=content, headers=headers)
             except httpx.TimeoutException as exc:
                 last = UpstreamTimeout(f"{self.service} service: {method} {path} timed out ({exc!r})")
                 continue
