@@ -2,7 +2,8 @@
 
 An OPD job is the reference's ``AgenticRL.run(...)``: a student ``model``, an
 optional ``teacher_model``, training and validation datasets, function
-components (one rollout processor, any number of weighted reward processors),
+components (``shared.schema.functions``: one rollout processor, any number of
+weighted reward processors, each tagged ``type: rollout`` / ``type: reward``),
 ``hyper_parameters`` and ``resources``. Everything is checked at submission, so
 bad input is a 422 naming the field (``functions[1].name``,
 ``training_datasets[0].rows[3]``, ``teacher_model``, ...).
@@ -18,61 +19,38 @@ exports; it does not train. ``resources`` is recorded the same way.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from shared.schema import JobStatus
+from shared.schema.functions import RewardFunctionComponent, RolloutFunctionComponent
 
 __all__ = [
-    "OpdComponent",
     "OpdDataset",
+    "OpdFunction",
     "OpdHyperParameters",
     "OpdJobCreate",
     "OpdJobRead",
+    "OpdRewardFunction",
+    "OpdRolloutFunction",
     "OpdRound",
-    "OpdRuntime",
 ]
 
 
-class OpdRuntime(BaseModel):
-    """A component's runtime spec (the reference's ``FunctionComponentRuntime``)."""
+class OpdRolloutFunction(RolloutFunctionComponent):
+    """The rollout component on the wire (``type: rollout``)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    cpu: float = Field(1.0, gt=0, le=64)
-    memory_size: int = Field(1024, ge=64, le=262144)
-    disk_size: int = Field(512, ge=16, le=1048576)
-    concurrency: int = Field(8, ge=1, le=1024)
-    capacity: int = Field(1, ge=1, le=1024)
-    min_capacity: int = Field(1, ge=0, le=1024)
-    max_capacity: int = Field(1, ge=1, le=1024)
-    memory_scale_threshold: float = Field(0.8, gt=0, le=1)
-    concurrency_scale_threshold: float = Field(0.8, gt=0, le=1)
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _capacities(self) -> OpdRuntime:
-        if self.min_capacity > self.max_capacity:
-            raise ValueError("min_capacity must not exceed max_capacity")
-        if not self.min_capacity <= self.capacity <= self.max_capacity:
-            raise ValueError("capacity must lie between min_capacity and max_capacity")
-        return self
+    type: Literal["rollout"]
 
 
-class OpdComponent(BaseModel):
-    """One function component: the rollout processor or a weighted reward processor."""
+class OpdRewardFunction(RewardFunctionComponent):
+    """A reward component on the wire (``type: reward``), combined with the others by ``weight``."""
 
-    model_config = ConfigDict(extra="forbid")
+    type: Literal["reward"]
 
-    type: Literal["rollout", "reward"]
-    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    classpath: str = Field(min_length=1, max_length=300)
-    #: An uploaded function package (``POST /v1/functions``) the classpath lives in.
-    function_id: str | None = Field(None, min_length=1, max_length=200)
-    weight: float = Field(1.0, ge=0, le=1000)
-    timeout: float = Field(120.0, gt=0, le=3600)
-    runtime: OpdRuntime = Field(default_factory=lambda: OpdRuntime.model_validate({}))
+
+OpdFunction = Annotated[OpdRolloutFunction | OpdRewardFunction, Field(discriminator="type")]
 
 
 class OpdDataset(BaseModel):
@@ -117,7 +95,7 @@ class OpdJobCreate(BaseModel):
     teacher_model: str | None = Field(None, min_length=1, max_length=300)
     training_datasets: list[OpdDataset] = Field(min_length=1, max_length=100)
     validation_datasets: list[OpdDataset] = Field(default_factory=list, max_length=100)
-    functions: list[OpdComponent] = Field(min_length=1, max_length=32)
+    functions: list[OpdFunction] = Field(min_length=1, max_length=32)
     hyper_parameters: OpdHyperParameters = Field(default_factory=lambda: OpdHyperParameters.model_validate({}))
     resources: dict[str, Any] = Field(default_factory=dict)
 

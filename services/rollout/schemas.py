@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from services.rollout.processors import ProcessorSpec
 from shared.schema import Message, SamplingParams, TeacherSpec, ToolInfo
 from shared.schema.budgets import RolloutLimits
+from shared.schema.functions import RewardFunctionComponent
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -133,6 +134,20 @@ class RolloutRunSpec(BaseModel):
     processor: ProcessorSpec | None = None
     #: On-policy distillation: a teacher (a gateway model) scores every sampled token of every member.
     teacher: TeacherSpec | None = None
+    #: Reward processors (the reference's reward components), added to ``reward`` by weight.
+    reward_functions: list[RewardFunctionComponent] | None = Field(None, max_length=32)
+
+    @field_validator("reward_functions")
+    @classmethod
+    def _reward_functions(cls, comps: list[RewardFunctionComponent] | None) -> list[RewardFunctionComponent] | None:
+        if not comps:
+            return comps
+        names = [c.name for c in comps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"reward function names must be unique: {names}")
+        if sum(c.weight for c in comps) == 0:
+            raise ValueError("reward function weights sum to 0: nothing would be scored")
+        return comps
 
     @field_validator("tools")
     @classmethod

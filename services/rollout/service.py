@@ -59,8 +59,9 @@ def job_read(job: RolloutJobRow) -> RolloutJobRead:
                           cancel_requested=job.cancel_requested, error=job.error, created_at=job.created_at)
 
 
-async def check_teacher(state: AppState, model: str, *, api_key: str | None, param: str = "teacher.model") -> None:
-    """Refuse a teacher the gateway does not serve (422 naming ``param``), asking the gateway itself."""
+async def check_teacher(state: AppState, model: str, *, api_key: str | None, param: str = "teacher.model",
+                        role: str = "teacher") -> None:
+    """Refuse a model (the teacher, or the student) the gateway does not serve: 422 naming ``param``."""
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
         gateway = await GatewayClient.open(endpoints, api_key=api_key)
         try:
@@ -68,7 +69,7 @@ async def check_teacher(state: AppState, model: str, *, api_key: str | None, par
         finally:
             await gateway.aclose()
     if model not in served:
-        raise ValidationFailed(f"the gateway does not serve the teacher {model!r}; it serves: "
+        raise ValidationFailed(f"the gateway does not serve the {role} {model!r}; it serves: "
                                f"{', '.join(served) or 'no model'}", param=param)
 
 
@@ -87,9 +88,9 @@ async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str 
 
 
 async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate,
-                     *, processor_modules: Sequence[str] = ()) -> RolloutJobRead:
+                     *, processor_modules: Sequence[str] = (), reward_modules: Sequence[str] = ()) -> RolloutJobRead:
     """Store the job and its groups; one shard task per ``shard_size`` groups, sent after commit."""
-    check_spec(body, processor_modules=processor_modules)
+    check_spec(body, processor_modules=processor_modules, reward_modules=reward_modules)
     tasks = [t.model_dump(mode="json", exclude_none=True) for t in body.tasks]
     job = await repo.add_job(session, body.run_spec().model_dump(mode="json"), tasks,
                              shard_size=body.shard_size)

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.reward import repository as reward_repo
 from services.rollout import repository as repo
-from services.rollout.build import build_runtime, needs_services, reward_spec_of
+from services.rollout.build import build_runtime, needs_services, reward_processors_of, reward_spec_of
 from services.rollout.engine import GroupResult
 from services.rollout.processor_run import open_processor_groups
 from services.rollout.publish import group_entry, mark_published, publish_entry, stream_key
@@ -211,7 +211,8 @@ class ShardRun:
             client = await self.link.reward()
             async with self.link.guard(client):
                 results = await client.score(trajs, self.reward_spec.model_dump(mode="json"),
-                                             ground_truths=[truth] * len(trajs))
+                                             ground_truths=[truth] * len(trajs),
+                                             processors=reward_processors_of(self.spec) or None)
         except (UpstreamError, ServiceUnavailable) as exc:
             _log.warning("reward service unavailable for job %s: %s; trajectories stay unscored",
                          self.job_id, exc)

@@ -264,10 +264,13 @@ class RewardClient(ServiceClient):
     service = "reward"
 
     async def score(self, trajectories: list[Trajectory], spec: dict[str, Any],
-                    ground_truths: list[dict[str, Any] | None] | None = None) -> list[ScoredTrajectory]:
-        """Score trajectories with a reward spec (pure: nothing is stored)."""
-        body = {"trajectories": [t.model_dump(mode="json") for t in trajectories], "spec": spec,
-                "ground_truths": ground_truths}
+                    ground_truths: list[dict[str, Any] | None] | None = None,
+                    processors: list[dict[str, Any]] | None = None) -> list[ScoredTrajectory]:
+        """Score trajectories with a reward spec and reward processors by weight (pure: nothing is stored)."""
+        body: dict[str, Any] = {"trajectories": [t.model_dump(mode="json") for t in trajectories], "spec": spec,
+                                "ground_truths": ground_truths}
+        if processors:
+            body["processors"] = processors
         out = await self.request("POST", "/v1/rewards/score", json=body)
         return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 
