@@ -49,6 +49,7 @@ from shared.db.models import OpdJobRow, RewardRow, TrajectoryGroupRow, Trajector
 from shared.errors import NotFound, TrajforgeError, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema import SamplingParams, TeacherSpec
+from shared.schema.budgets import RolloutLimits
 from shared.schema.functions import RewardFunctionComponent
 from shared.settings import Settings
 from shared.web import AppState
@@ -125,11 +126,15 @@ def round_job(body: OpdJobCreate, index: int, *, validation: bool) -> RolloutJob
     sampling = SamplingParams(temperature=hp.temperature, top_p=hp.top_p, max_tokens=hp.max_tokens,
                               seed=None if hp.seed is None else hp.seed + index)
     reward_functions = [RewardFunctionComponent.model_validate(r.model_dump(exclude={"type"})) for r in rewards]
+    # The rollout component's ``timeout`` is the member's time budget; ``max_tokens`` its per-turn budget.
+    limits = RolloutLimits(max_tokens_per_turn=hp.max_tokens, max_total_tokens=max(4096, hp.max_tokens),
+                           timeout_s=rollout.timeout, tool_timeout_s=min(60.0, rollout.timeout))
     return RolloutJobCreate(
         tasks=_tasks(body.validation_datasets if validation else body.training_datasets,
                      "validation_datasets" if validation else "training_datasets"),
         group_size=hp.validation_group_size if validation else hp.group_size, policy=PolicySpec(model=body.model),
-        sampling=sampling, processor=_processor(rollout, position), reward_functions=reward_functions or None,
+        sampling=sampling, limits=limits, processor=_processor(rollout, position),
+        reward_functions=reward_functions or None,
         teacher=teacher)
 
 

@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import services.inference.service as inference_service
+from services.inference.service import EngineHolder
 from services.rollout.app import SERVICE
 from shared.agentic import AgenticRL, TrainingDataset, ValidationDataset
 from shared.schema.functions import (
@@ -54,16 +55,16 @@ def _body(**changes: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def opd_client(make_client: Any, local_holder: Any, tmp_path: Path) -> httpx.AsyncClient:
+async def opd_client(make_client: Any, tmp_path: Path) -> httpx.AsyncClient:
     """The rollout app (no model loads: only the gateway's model list is read)."""
     client: httpx.AsyncClient = await make_client(
         SERVICE, rollout_processor_modules=[MODULE], reward_processor_modules=[MODULE],
-        gateway_config=_gateway_config(tmp_path, local_holder.served_name))
+        gateway_config=_gateway_config(tmp_path, EngineHolder().served_name))
     return client
 
 
-async def test_bad_input_is_refused_naming_the_field(opd_client: httpx.AsyncClient, local_holder: Any) -> None:
-    student = local_holder.served_name
+async def test_bad_input_is_refused_naming_the_field(opd_client: httpx.AsyncClient) -> None:
+    student = EngineHolder().served_name
     cases = [
         (_body(model=student, functions=[_rollout(), _reward("chat", "Brevity", 1.0)]), "functions[1].name"),
         (_body(model=student, functions=[{**_rollout(), "fcmodel": {"classpath": f"{MODULE}.Missing"}}]),
@@ -117,7 +118,7 @@ async def test_opd_job_stores_teacher_logprobs_rewards_and_distillation_advantag
                                                   "ground_truth": {"answer": "Madrid"}}])
     runtime = FunctionComponentRuntime(concurrency=2, capacity=1, max_capacity=2)
     functions = [
-        RolloutFunctionComponent(name="chat", timeout=300, runtime=runtime,
+        RolloutFunctionComponent(name="chat", timeout=1200, runtime=runtime,
                                  fcmodel=FunctionComponentModel(classpath=f"{MODULE}.OneTurnChat")),
         RewardFunctionComponent(name="answer", weight=1.0, fcmodel=FunctionComponentModel(
             classpath=f"{MODULE}.MentionsAnswer")),
