@@ -155,7 +155,8 @@ def _token_columns(traj: Trajectory, advantage: float, distill: DistillWeights |
     teacher = ([lp if m else None for lp, m in zip(tokens.teacher_logprobs, mask, strict=True)]
                if tokens.teacher_logprobs else [])
     distilled = distillation_advantages(logprobs, teacher, mask) if distill is not None and teacher else None
-    combined = token_advantages(reward_adv, distilled, reward_weight=distill.reward_weight,
+    # In a distillation job every member is weighed alike; one the teacher could not score adds no distillation.
+    combined = token_advantages(reward_adv, distilled or [0.0] * n, reward_weight=distill.reward_weight,
                                 distill_weight=distill.distill_weight) if distill is not None else reward_adv
     return {
         "prompt_ids": list(tokens.prompt_ids),
