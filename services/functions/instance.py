@@ -182,6 +182,7 @@ class WorkerInstance:
         for future in self.inflight.values():
             if not future.done():
                 future.set_exception(CallFailed(cause))
+                future.exception()  # a timed-out caller no longer awaits it: do not log it as unretrieved
         self.inflight.clear()
 
     def _death_cause(self) -> str:
