@@ -16,6 +16,7 @@ at once on one event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import os
@@ -84,6 +85,10 @@ async def _serve_one(processor: Any, kind: str, request: dict[str, Any], proto: 
         proto.send({"id": rid, "error": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__})
 
 
+def _forget(running: dict[int, asyncio.Task[None]], rid: int, _task: asyncio.Task[None]) -> None:
+    running.pop(rid, None)
+
+
 async def _serve(processor: Any, kind: str, concurrency: int, proto: _Protocol) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
@@ -102,9 +107,10 @@ async def _serve(processor: Any, kind: str, concurrency: int, proto: _Protocol) 
             if task is not None:
                 task.cancel()
             continue
+        rid = int(message["id"])
         task = asyncio.create_task(guarded(message))
-        running[message["id"]] = task
-        task.add_done_callback(lambda _t, rid=message["id"]: running.pop(rid, None))
+        running[rid] = task
+        task.add_done_callback(functools.partial(_forget, running, rid))
     # stdin closed: the pool is stopping this instance; let running calls finish briefly.
     if running:
         await asyncio.wait(list(running.values()), timeout=5.0)

@@ -124,8 +124,9 @@ class RolloutRuntime:
 
 
 def needs_services(spec: RolloutRunSpec) -> bool:
-    """True when the shard calls other services (tools or reward service, a remote env)."""
-    return bool(spec.tools) or spec.reward is not None or (spec.env is not None and spec.env.base_url is not None)
+    """True when the shard calls other services (tools, reward or functions service, a remote env)."""
+    return (bool(spec.tools) or spec.reward is not None or spec.function is not None
+            or (spec.env is not None and spec.env.base_url is not None))
 
 
 async def _policy(spec: RolloutRunSpec) -> tuple[Policy, TokenBridge | None]:
