@@ -136,9 +136,13 @@ class ComponentPool:
         task.add_done_callback(self._spawns.discard)
 
     async def _start_one(self, reason: str, triggered_at: float) -> None:
+        inst = await self._new_instance()
         try:
-            inst = await self._new_instance()
             await inst.start(timeout_s=self.settings.functions_start_timeout_s)
+        except asyncio.CancelledError:  # the pool is closing mid-start: leave no process or cgroup behind
+            self.starting -= 1
+            await asyncio.shield(inst.stop(cause="pool closed"))
+            raise
         except ComponentLoadError as exc:
             self.last_start_error = exc.message
             log.warning("instance of %s did not start: %s", self.key, exc.message)

@@ -101,3 +101,19 @@ async def test_a_burst_scales_up_then_idle_scales_back_down(client: httpx.AsyncC
     metrics = (await client.get("/metrics")).text
     assert f'trajforge_function_instances{{pool="{pool["pool"]}"}} 1.0' in metrics
     assert f'trajforge_function_scale_events_total{{direction="down",pool="{pool["pool"]}"}}' in metrics
+
+
+async def test_memory_over_the_scale_threshold_adds_an_instance(client: httpx.AsyncClient) -> None:
+    package_id = (await upload_built(client, sample_zip()))["package_id"]
+    # A Python worker holds tens of MB: 5 % of 256 MB is crossed at once, with no call in flight.
+    body = component(package_id, MISBEHAVING, name="heavy", memory_size=256, capacity=1, min_capacity=1,
+                     max_capacity=2, memory_scale_threshold=0.05)
+    _pid(await _call(client, package_id, body))
+    deadline = time.monotonic() + 60
+    while (pool := await _pool(client, "heavy"))["instances"] < 2:
+        assert time.monotonic() < deadline, pool
+        await asyncio.sleep(0.2)
+    assert any(e["direction"] == "up" and e["reason"] == "memory threshold" for e in pool["events"])
+    assert all(m > 0.05 * 256 * 1024 * 1024 for m in pool["instance_memory_bytes"])
+    await asyncio.sleep(0.5)
+    assert (await _pool(client, "heavy"))["instances"] == 2  # never beyond max_capacity
