@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     # How long a new instance may take to import its code; how long a cancelled call may take to stop.
     functions_start_timeout_s: float = Field(120.0, gt=0)
     functions_cancel_grace_s: float = Field(2.0, gt=0)
+    # A component pool no call has used for this long is stopped (its instances freed).
+    functions_pool_idle_ttl_s: float = Field(1800.0, gt=0)
     # This deployment's own base URL (``http://host:8000``), where rollout processors reach the
     # gateway; empty: they reach an in-process gateway through an in-memory transport.
     public_base_url: str = ""

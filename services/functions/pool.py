@@ -78,6 +78,7 @@ class ComponentPool:
         self.events: deque[ScaleEvent] = deque(maxlen=200)
         self.calls = 0
         self.failed = 0
+        self.last_used = time.monotonic()
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._seq = 0
         self._low_since: float | None = None
@@ -168,6 +169,7 @@ class ComponentPool:
         """
         deadline = time.monotonic() + timeout_s
         self.calls += 1
+        self.last_used = time.monotonic()
         try:
             inst = await self._acquire(deadline, timeout_s)
             try:
@@ -226,6 +228,10 @@ class ComponentPool:
                 waiter.set_exception(CallFailed(f"no instance can start: {self.last_start_error}"))
 
     # ---- scaling ---------------------------------------------------------------------------
+
+    def idle_for(self, now: float) -> float:
+        """Seconds since the last call began, or 0 while calls run or wait."""
+        return 0.0 if self.in_flight or self.queued else now - self.last_used
 
     @property
     def in_flight(self) -> int:

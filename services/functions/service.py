@@ -81,6 +81,7 @@ class FunctionsService:
     async def pool_for(self, kind: Kind, package_id: str, component: RolloutFunctionComponent) -> ComponentPool:
         """The running pool of this component version, started if it is the first call."""
         key = pool_key(kind, package_id, component)
+        await self._stop_idle_pools(keep=key)
         pool = self.pools.get(key)
         if pool is not None:
             return pool
@@ -103,6 +104,14 @@ class FunctionsService:
             await pool.start()
             self.pools[key] = pool
             return pool
+
+    async def _stop_idle_pools(self, *, keep: str) -> None:
+        """Stop pools unused for ``functions_pool_idle_ttl_s`` (a job's last call ended long ago)."""
+        now = time.monotonic()
+        idle = [k for k, p in self.pools.items()
+                if k != keep and p.idle_for(now) > self.settings.functions_pool_idle_ttl_s]
+        for k in idle:
+            await self.pools.pop(k).close()
 
     async def call_rollout(self, package_id: str, component: RolloutFunctionComponent,
                            inp: RolloutInput) -> RolloutOutput:

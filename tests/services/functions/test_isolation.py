@@ -117,3 +117,17 @@ async def test_memory_over_the_scale_threshold_adds_an_instance(client: httpx.As
     assert all(m > 0.05 * 256 * 1024 * 1024 for m in pool["instance_memory_bytes"])
     await asyncio.sleep(0.5)
     assert (await _pool(client, "heavy"))["instances"] == 2  # never beyond max_capacity
+
+
+async def test_an_idle_pool_is_stopped_after_its_ttl(make_client: Any, functions_dir: Any) -> None:
+    from services.functions.app import SERVICE
+
+    client = await make_client(SERVICE, functions_dir=functions_dir, functions_pool_idle_ttl_s=0.5)
+    package_id = (await upload_built(client, sample_zip()))["package_id"]
+    first = _pid(await _call(client, package_id, component(package_id, MISBEHAVING, name="once")))
+    await asyncio.sleep(1.0)
+    _pid(await _call(client, package_id, component(package_id, MISBEHAVING, name="later", cpu=0.5)))
+    names = {p["name"] for p in (await client.get("/v1/functions/pools")).json()["pools"]}
+    assert names == {"later"}
+    with pytest.raises(ProcessLookupError):
+        os.kill(first, 0)  # its worker is gone
