@@ -131,3 +131,12 @@ async def test_an_idle_pool_is_stopped_after_its_ttl(make_client: Any, functions
     assert names == {"later"}
     with pytest.raises(ProcessLookupError):
         os.kill(first, 0)  # its worker is gone
+
+
+async def test_callers_of_the_same_component_version_share_its_instances(client: httpx.AsyncClient) -> None:
+    package_id = (await upload_built(client, sample_zip()))["package_id"]
+    job_a = component(package_id, MISBEHAVING, name="shared-a", timeout=30.0)
+    job_b = component(package_id, MISBEHAVING, name="shared-b", timeout=90.0)  # same package, class, runtime
+    assert _pid(await _call(client, package_id, job_a)) == _pid(await _call(client, package_id, job_b))
+    other = component(package_id, MISBEHAVING, name="shared-c", env={"X": "1"})  # another runtime: its own pool
+    assert _pid(await _call(client, package_id, other)) != _pid(await _call(client, package_id, job_a))
