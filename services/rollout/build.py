@@ -153,8 +153,10 @@ class RolloutRuntime:
 
 
 def needs_services(spec: RolloutRunSpec) -> bool:
-    """True when the shard calls other services (tools, reward service, the gateway's teacher, a remote env)."""
-    return (bool(spec.tools) or spec.reward is not None or spec.teacher is not None or bool(spec.reward_functions)
+    """True when the shard calls other services (tools, reward or functions service, the gateway's teacher, a
+    remote env)."""
+    return (bool(spec.tools) or spec.reward is not None or spec.function is not None or spec.teacher is not None
+            or bool(spec.reward_functions)
             or (spec.env is not None and spec.env.base_url is not None))
 
 

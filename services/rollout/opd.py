@@ -50,7 +50,7 @@ from shared.errors import NotFound, TrajforgeError, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema import SamplingParams, TeacherSpec
 from shared.schema.budgets import RolloutLimits
-from shared.schema.functions import RewardFunctionComponent
+from shared.schema.functions import RewardFunctionComponent, RolloutFunctionComponent
 from shared.settings import Settings
 from shared.web import AppState
 
@@ -103,11 +103,14 @@ def _components(body: OpdJobCreate) -> tuple[OpdRolloutFunction, list[OpdRewardF
     return rollouts[0], rewards
 
 
-def _processor(comp: OpdRolloutFunction, index: int) -> ProcessorSpec:
+def _runner(comp: OpdRolloutFunction) -> dict[str, Any]:
+    """The rollout job's runner: the uploaded component itself (``function``), or an in-process processor."""
     if comp.fcmodel.package_id is not None:
-        raise ValidationFailed(f"rollout component {comp.name!r} names an uploaded package; this rollout service "
-                               "runs rollout processors in-process only (TRAJFORGE_ROLLOUT_PROCESSOR_MODULES)",
-                               param=f"functions[{index}].fcmodel.package_id")
+        return {"function": RolloutFunctionComponent.model_validate(comp.model_dump(exclude={"type"}))}
+    return {"processor": _processor(comp)}
+
+
+def _processor(comp: OpdRolloutFunction) -> ProcessorSpec:
     rt = comp.runtime
     # ``concurrency`` calls per instance; ``capacity`` instances now, up to ``max_capacity``.
     return ProcessorSpec(classpath=comp.fcmodel.classpath, timeout_s=comp.timeout,
@@ -118,7 +121,6 @@ def round_job(body: OpdJobCreate, index: int, *, validation: bool) -> RolloutJob
     """The rollout job of one round's training (or validation) set."""
     hp = body.hyper_parameters
     rollout, rewards = _components(body)
-    position = body.functions.index(rollout)
     teacher = None
     if body.teacher_model is not None and not validation:
         teacher = TeacherSpec(model=body.teacher_model, system_prompt=hp.teacher_system_prompt,
@@ -133,8 +135,7 @@ def round_job(body: OpdJobCreate, index: int, *, validation: bool) -> RolloutJob
         tasks=_tasks(body.validation_datasets if validation else body.training_datasets,
                      "validation_datasets" if validation else "training_datasets"),
         group_size=hp.validation_group_size if validation else hp.group_size, policy=PolicySpec(model=body.model),
-        sampling=sampling, limits=limits, processor=_processor(rollout, position),
-        reward_functions=reward_functions or None,
+        sampling=sampling, limits=limits, **_runner(rollout), reward_functions=reward_functions or None,
         teacher=teacher)
 
 
@@ -157,6 +158,8 @@ def _function_param(body: OpdJobCreate, param: str | None) -> str:
         rewards = [i for i, f in enumerate(body.functions) if isinstance(f, OpdRewardFunction)]
         return f"functions[{rewards[k]}]{param[param.index(']') + 1:]}"
     rollout = next(i for i, f in enumerate(body.functions) if isinstance(f, OpdRolloutFunction))
+    if param and param.startswith("function."):
+        return f"functions[{rollout}]{param[len('function'):]}"
     return f"functions[{rollout}].fcmodel.classpath"
 
 
@@ -180,6 +183,12 @@ async def create_opd_job(session: AsyncSession, dispatcher: Dispatcher, body: Op
     await service.check_teacher(state, body.model, api_key=api_key, param="model", role="student")
     if body.teacher_model is not None:
         await service.check_teacher(state, body.teacher_model, api_key=api_key, param="teacher_model")
+    spec = round_job(body, 0, validation=False)
+    if spec.function is not None:  # the uploaded package exists, built, and holds the class
+        try:
+            await service.check_services(spec.model_copy(update={"teacher": None}), state, api_key=api_key)
+        except ValidationFailed as exc:
+            raise ValidationFailed(exc.message, param=_function_param(body, exc.param)) from None
     row = OpdJobRow(name=body.job_name, status="pending", spec=body.model_dump(mode="json", by_alias=False),
                     rounds=[], cancel_requested=False)
     session.add(row)

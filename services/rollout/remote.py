@@ -31,7 +31,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from services.rollout.ports import ToolResult
 from services.rollout.schemas import ActionSpec, EnvSpec
 from shared.auth import create_key, revoke_key
-from shared.clients import Endpoints, GatewayClient, OpenEnvSession, RewardClient, ServiceClient, ToolsClient
+from shared.clients import (
+    Endpoints,
+    FunctionsClient,
+    GatewayClient,
+    OpenEnvSession,
+    RewardClient,
+    ServiceClient,
+    ToolsClient,
+)
 from shared.errors import EnvError, TrajforgeError, UpstreamError, ValidationFailed
 from shared.schema import StepResult, Trajectory, to_observation_text
 from shared.settings import Settings
@@ -276,6 +284,13 @@ class ServiceLink:
         if "gateway" not in self._clients:
             self._clients["gateway"] = await GatewayClient.open(self.endpoints, api_key=self.api_key)
         client: GatewayClient = self._clients["gateway"]
+        return client
+
+    async def functions(self) -> FunctionsClient:
+        """The functions service's client."""
+        if "functions" not in self._clients:
+            self._clients["functions"] = await FunctionsClient.open(self.endpoints, api_key=self.api_key)
+        client: FunctionsClient = self._clients["functions"]
         return client
 
     def env_headers(self, base_url: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from services.rollout.processors import ProcessorSpec
 from shared.schema import Message, SamplingParams, TeacherSpec, ToolInfo
 from shared.schema.budgets import RolloutLimits
-from shared.schema.functions import RewardFunctionComponent
+from shared.schema.functions import RewardFunctionComponent, RolloutFunctionComponent
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -132,6 +132,9 @@ class RolloutRunSpec(BaseModel):
     shard_size: int = Field(4, ge=1, le=1000)
     #: A user rollout processor that runs each member instead of the built-in engine.
     processor: ProcessorSpec | None = None
+    #: An uploaded rollout function component (``fcmodel.package_id`` from ``POST /v1/functions``) that
+    #: runs each member in the functions service's workers instead of the built-in engine.
+    function: RolloutFunctionComponent | None = None
     #: On-policy distillation: a teacher (a gateway model) scores every sampled token of every member.
     teacher: TeacherSpec | None = None
     #: Reward processors (the reference's reward components), added to ``reward`` by weight.
@@ -172,8 +175,12 @@ class RolloutRunSpec(BaseModel):
     def _one_tool_source(self) -> RolloutRunSpec:
         if self.tools and self.env is not None:
             raise ValueError("give either tools or env, not both")
-        if self.processor is not None:
+        if self.processor is not None and self.function is not None:
+            raise ValueError("give either processor (in-process) or function (uploaded component), not both")
+        if self.processor is not None or self.function is not None:
             self._processor_alone()
+        if self.function is not None and not self.function.fcmodel.package_id:
+            raise ValueError("function.fcmodel.package_id is required: upload the workspace with POST /v1/functions")
         total = self.limits.max_total_tokens
         if self.sampling.max_tokens is not None and total is not None and self.sampling.max_tokens > total:
             raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")

@@ -26,10 +26,11 @@ from services.rollout.schemas import (
     TrajectoryPage,
 )
 from services.rollout.shard import OpenGroup, ShardRun, settle_job
-from shared.clients import Endpoints, GatewayClient, ToolsClient
+from shared.clients import Endpoints, FunctionsClient, GatewayClient, ToolsClient
 from shared.db.models import RolloutJobRow, TrajectoryRow
 from shared.errors import ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
+from shared.schema.functions import RolloutFunctionComponent
 from shared.settings import Settings
 from shared.web import AppState
 
@@ -74,17 +75,35 @@ async def check_teacher(state: AppState, model: str, *, api_key: str | None, par
 
 
 async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str | None) -> None:
-    """Refuse tools the tools service does not offer and a teacher the gateway does not serve (422s)."""
+    """Refuse tools the tools service does not offer, a function component its package lacks, and a teacher
+    the gateway does not serve (422s)."""
     if spec.teacher is not None:
         await check_teacher(state, spec.teacher.model, api_key=api_key)
-    if not spec.tools:
+    if not spec.tools and spec.function is None:
         return
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
-        tools = await ToolsClient.open(endpoints, api_key=api_key)
-        try:
-            await ToolsServiceExecutor.discover(tools, list(spec.tools), timeout_s=None)
-        finally:
-            await tools.aclose()
+        if spec.tools:
+            tools = await ToolsClient.open(endpoints, api_key=api_key)
+            try:
+                await ToolsServiceExecutor.discover(tools, list(spec.tools), timeout_s=None)
+            finally:
+                await tools.aclose()
+        if spec.function is not None:
+            async with await FunctionsClient.open(endpoints, api_key=api_key) as functions:
+                await _check_function(functions, spec.function)
+
+
+async def _check_function(functions: FunctionsClient, component: RolloutFunctionComponent) -> None:
+    """The package exists and did not fail to build; once built, it has the component's class."""
+    package = await functions.get(str(component.fcmodel.package_id))
+    if package.status == "failed":
+        raise ValidationFailed(f"function.fcmodel.package_id: package {package.package_id} failed to build: "
+                               f"{package.error}", param="function.fcmodel.package_id")
+    classpath = component.fcmodel.classpath.replace(":", ".")
+    if package.status == "ready" and classpath not in package.classpaths:
+        raise ValidationFailed(f"function.fcmodel.classpath: package {package.package_id} has no processor "
+                               f"{classpath!r} (found: {', '.join(package.classpaths) or 'none'})",
+                               param="function.fcmodel.classpath")
 
 
 async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate,

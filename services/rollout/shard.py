@@ -27,7 +27,7 @@ from services.reward import repository as reward_repo
 from services.rollout import repository as repo
 from services.rollout.build import build_runtime, needs_services, reward_processors_of, reward_spec_of
 from services.rollout.engine import GroupResult
-from services.rollout.processor_run import open_processor_groups
+from services.rollout.processor_run import open_function_groups, open_processor_groups
 from services.rollout.publish import group_entry, mark_published, publish_entry, stream_key
 from services.rollout.remote import ServiceLink, open_service_link
 from services.rollout.schemas import RolloutRunSpec
@@ -154,6 +154,13 @@ class ShardRun:
         if self.spec.processor is not None:
             async with open_processor_groups(
                     self.spec.processor, self.settings, self.maker, job_id=self.job_id,
+                    model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}",
+                    sampling=self.spec.sampling, limits=self.spec.limits) as runner:
+                return await self._run_all(runner, groups)
+        if self.spec.function is not None:
+            assert self.link is not None  # needs_services: the shard opened its service link
+            async with open_function_groups(
+                    self.spec.function, self.settings, self.maker, self.link, job_id=self.job_id,
                     model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}",
                     sampling=self.spec.sampling, limits=self.spec.limits) as runner:
                 return await self._run_all(runner, groups)
