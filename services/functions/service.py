@@ -13,6 +13,7 @@ the package does not have or that does not load (422).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -22,7 +23,7 @@ from services.functions.errors import ComponentLoadError, PackageNotReady
 from services.functions.instance import CallFailed
 from services.functions.packages import PackageStore, package_pythonpath
 from services.functions.pool import ComponentPool
-from shared.cgroups import detect_cgroups, pool_group_name
+from shared.cgroups import CgroupHost, SlotCgroup, detect_cgroups, pool_group_name
 from shared.clients.functions import FunctionPackage
 from shared.schema.functions import (
     RewardFunctionComponent,
@@ -49,6 +50,20 @@ def pool_key(kind: Kind, package_id: str, component: RolloutFunctionComponent) -
     return f"{kind}-{digest}"
 
 
+def _sweep_groups(host: CgroupHost, parent: str) -> None:
+    """Kill and remove every group under ``parent`` (a loaded host may exit a killed task slowly)."""
+    names = {child.name for base in host.dirs.values() if (base / parent).is_dir()
+             for child in (base / parent).iterdir() if child.is_dir()}
+    for name in sorted(names):
+        group = SlotCgroup(host=host, name=name, dirs={c: base / parent / name for c, base in host.dirs.items()
+                                                       if (base / parent / name).is_dir()})
+        group.kill_until_empty(timeout_s=5.0)
+        group.destroy()
+    for base in host.dirs.values():
+        with contextlib.suppress(OSError):
+            (base / parent).rmdir()
+
+
 def _dotted(classpath: str) -> str:
     return classpath.replace(":", ".")
 
@@ -65,10 +80,12 @@ class FunctionsService:
         self._group_parent = pool_group_name("functions")
 
     async def close(self) -> None:
-        """Stop every pool and build."""
+        """Stop every pool and build, then remove any instance cgroup a slow exit left behind."""
         await asyncio.gather(*(p.close() for p in self.pools.values()), return_exceptions=True)
         self.pools.clear()
         await self.store.close()
+        if self._cgroups is not None:
+            await asyncio.to_thread(_sweep_groups, self._cgroups, self._group_parent)
 
     async def ready_package(self, package_id: str) -> FunctionPackage:
         """The package once built; 409 while it cannot run (build failed)."""

@@ -140,3 +140,26 @@ async def test_callers_of_the_same_component_version_share_its_instances(client:
     assert _pid(await _call(client, package_id, job_a)) == _pid(await _call(client, package_id, job_b))
     other = component(package_id, MISBEHAVING, name="shared-c", env={"X": "1"})  # another runtime: its own pool
     assert _pid(await _call(client, package_id, other)) != _pid(await _call(client, package_id, job_a))
+
+
+@pytest.mark.skipif(detect_cgroups() is None, reason="needs a writable cgroup hierarchy")
+async def test_closing_the_service_leaves_no_worker_or_cgroup(settings: Any, tmp_path: Any) -> None:
+    from services.functions.service import FunctionsService
+    from shared.schema.functions import RolloutFunctionComponent, RolloutInput
+
+    service = FunctionsService(settings.model_copy(update={"functions_dir": tmp_path}))
+    package = await service.store.upload(sample_zip())
+    package_id = (await service.store.wait(package.package_id)).package_id
+    comp = RolloutFunctionComponent.model_validate(component(package_id, MISBEHAVING, name="closing", capacity=2,
+                                                             max_capacity=2))
+    out = await service.call_rollout(package_id, comp, RolloutInput.model_validate(rollout_input()))
+    crashed = await service.call_rollout(package_id, comp, RolloutInput.model_validate(rollout_input(do="crash")))
+    assert crashed.failed
+    pids = [int((out.agent_output.rollout_extra or {})["pid"])]
+    pids += [i.proc.pid for p in service.pools.values() for i in p.instances if i.proc is not None]
+    await service.close()
+    assert service._cgroups is not None
+    assert not any((base / service._group_parent).exists() for base in service._cgroups.dirs.values())
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
