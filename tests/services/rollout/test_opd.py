@@ -112,7 +112,6 @@ async def test_opd_job_stores_teacher_logprobs_rewards_and_distillation_advantag
     train = _jsonl(tmp_path / "train.jsonl", [
         {"id": "paris", "messages": [{"role": "user", "content": "What is the capital of France?"}],
          "ground_truth": {"answer": "Paris"}},
-        {"id": "rome", "prompt": "What is the capital of Italy?", "rollout_extra": {"solution": {"answer": "Rome"}}},
         {"id": "down", "prompt": "Look up order 7.", "rollout_extra": {"crash": True}}])
     val = _jsonl(tmp_path / "validation.jsonl", [{"id": "v0", "prompt": "Capital of Spain?",
                                                   "ground_truth": {"answer": "Madrid"}}])
@@ -144,8 +143,8 @@ async def test_opd_job_stores_teacher_logprobs_rewards_and_distillation_advantag
     (rnd,) = job["rounds"]
     h.jobs += [rnd["train_job_id"], rnd["validation_job_id"]]
     train_m, val_m = rnd["metrics"]["train"], rnd["metrics"]["validation"]
-    assert rnd["status"] == "succeeded" and train_m["trajectories"] == 6 and train_m["failed"] == 2, rnd
-    assert train_m["teacher_scored"] == 4 and train_m["reverse_kl_mean"] is not None
+    assert rnd["status"] == "succeeded" and train_m["trajectories"] == 4 and train_m["failed"] == 2, rnd
+    assert train_m["teacher_scored"] == 2 and train_m["reverse_kl_mean"] is not None
     assert set(train_m["reward_components"]) == {"processor:answer", "processor:brevity"}
     assert val_m["trajectories"] == 1 and val_m["scored"] == 1 and val_m["teacher_scored"] == 0
     items = (await h.client.get(f"/v1/rollouts/{rnd['train_job_id']}/trajectories")).json()["items"]
