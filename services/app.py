@@ -16,7 +16,7 @@ __all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_a
            "service_spec"]
 
 SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
-                                   "console")
+                                   "functions", "console")
 
 
 def service_spec(name: str) -> ServiceSpec:

@@ -10,6 +10,15 @@ has one entry per member (per step for per-step GRPO) and ``error`` says how
 many were masked. A group with fewer than ``min_group_size`` usable members
 is all masked.
 
+On-policy distillation: ``distillation_advantages`` gives the per-token
+reverse-KL advantage of a student's sampled tokens under a teacher,
+``A_t = -(log pi_student(x_t) - log pi_teacher(x_t)) = log pi_teacher - log pi_student``.
+The sampled-token estimate of the reverse KL ``KL(student || teacher)`` is
+``log pi_student - log pi_teacher``; minimising it is maximising its negative,
+so the advantage is positive where the teacher likes the token more than the
+student did (push it up) and negative where less (push it down).
+``token_advantages`` weighs it against the reward advantage per token.
+
 Ragged groups: per-step GRPO lays a group out as a (members × steps) matrix
 with NaN where a member has no such step (or its step reward is missing). A
 step's advantage is computed only from the members that have it; steps with
@@ -29,9 +38,9 @@ from numpy.typing import NDArray
 from pydantic import BaseModel
 
 __all__ = [
-    "EPS", "Estimator", "Floats", "GroupAdvantages", "StepAdvantages", "ZeroStd", "broadcast_final", "generation_mask",
-    "group_advantages", "grpo", "grpo_batch", "grpo_per_step", "reinforce_pp", "rloo", "rloo_batch",
-    "step_advantages",
+    "EPS", "Estimator", "Floats", "GroupAdvantages", "StepAdvantages", "ZeroStd", "broadcast_final",
+    "distillation_advantages", "generation_mask", "group_advantages", "grpo", "grpo_batch", "grpo_per_step",
+    "reinforce_pp", "rloo", "rloo_batch", "step_advantages", "token_advantages",
 ]
 
 EPS = 1e-8
@@ -179,3 +188,27 @@ def step_advantages(step_rewards: Sequence[Sequence[float | None]], *, min_group
     adv, mask = grpo_per_step(step_rewards, min_group_size=min_group_size, zero_std=zero_std)
     error = f"{missing} missing or non-finite step rewards masked" if missing else None
     return StepAdvantages(advantages=adv, mask=mask, error=error)
+
+
+def distillation_advantages(student: Sequence[float | None], teacher: Sequence[float | None],
+                            mask: Sequence[int] | None = None) -> list[float]:
+    """Per-token reverse-KL advantage ``teacher - student`` (see the module docstring).
+
+    0 where the token was not sampled (``mask`` 0) or either logprob is missing or non-finite.
+    """
+    if len(student) != len(teacher) or (mask is not None and len(mask) != len(student)):
+        raise ValueError(f"distillation needs aligned tokens: {len(student)} student logprobs, "
+                         f"{len(teacher)} teacher logprobs, {len(mask) if mask is not None else '-'} mask bits")
+    keep = mask if mask is not None else [1] * len(student)
+    return [float(t) - float(s) if k and _usable(s) and _usable(t) else 0.0  # type: ignore[arg-type]
+            for s, t, k in zip(student, teacher, keep, strict=True)]
+
+
+def token_advantages(reward: Sequence[float], distill: Sequence[float] | None, *, reward_weight: float = 1.0,
+                     distill_weight: float = 1.0) -> list[float]:
+    """``reward_weight * reward + distill_weight * distill`` per token (reward alone without a teacher)."""
+    if distill is None:
+        return [float(a) for a in reward]
+    if len(distill) != len(reward):
+        raise ValueError(f"{len(reward)} reward advantages for {len(distill)} distillation advantages")
+    return [reward_weight * float(a) + distill_weight * float(d) for a, d in zip(reward, distill, strict=True)]

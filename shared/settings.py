@@ -72,6 +72,20 @@ class Settings(BaseSettings):
     reward_processor_modules: list[str] = Field(default_factory=list)
     # Module prefixes a rollout job may load user rollout processors from; empty refuses them all.
     rollout_processor_modules: list[str] = Field(default_factory=list)
+    # Function components (services/functions): where packages, workspaces, the dependency cache and
+    # instance scratch dirs live (empty: ``<home>/functions``); upload and build bounds; autoscaling.
+    functions_dir: Path | None = None
+    functions_max_package_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    functions_max_unpacked_bytes: int = Field(512 * 1024 * 1024, ge=1024)
+    functions_build_timeout_s: float = Field(900.0, gt=0)
+    # How often each pool checks its load; how long it must stay idle before an instance is removed.
+    functions_scale_interval_s: float = Field(0.5, gt=0, le=60)
+    functions_scale_down_after_s: float = Field(30.0, ge=0)
+    # How long a new instance may take to import its code; how long a cancelled call may take to stop.
+    functions_start_timeout_s: float = Field(120.0, gt=0)
+    functions_cancel_grace_s: float = Field(2.0, gt=0)
+    # A component pool no call has used for this long is stopped (its instances freed).
+    functions_pool_idle_ttl_s: float = Field(1800.0, gt=0)
     # This deployment's own base URL (``http://host:8000``), where rollout processors reach the
     # gateway; empty: they reach an in-process gateway through an in-memory transport.
     public_base_url: str = ""
@@ -116,6 +130,7 @@ class Settings(BaseSettings):
     envs_url: str = ""
     rollout_url: str = ""
     reward_url: str = ""
+    functions_url: str = ""
     # Key a service presents where it is another service's upstream (the gateway calling the
     # inference service by URL); ``trajforge up --split`` creates one for its processes.
     service_key: str = Field("", repr=False)
@@ -154,6 +169,11 @@ class Settings(BaseSettings):
     def service_url(self, service: str) -> str:
         """``TRAJFORGE_<SERVICE>_URL`` of one service; empty means in-process."""
         return str(getattr(self, f"{service}_url", "") or "")
+
+    @property
+    def functions_path(self) -> Path:
+        """Root of the functions service's files."""
+        return self.functions_dir or self.home / "functions"
 
     @property
     def key_file(self) -> Path:

@@ -21,9 +21,9 @@ __all__ = ["CALLS", "CONSOLE_ROUTES", "PORT_OFFSETS", "SPLIT_SERVICES", "SplitSt
 
 #: Every service of a split deployment and its port offset (8000 + offset by default).
 PORT_OFFSETS: dict[str, int] = {"gateway": 0, "inference": 1, "cleaning": 2, "tools": 3, "envs": 4,
-                                "rollout": 5, "reward": 6, "console": 7}
+                                "rollout": 5, "reward": 6, "console": 7, "functions": 8}
 SPLIT_SERVICES: tuple[str, ...] = tuple(PORT_OFFSETS)
-_ROLLOUT_CALLS = ("gateway", "tools", "envs", "reward")
+_ROLLOUT_CALLS = ("gateway", "tools", "envs", "reward", "functions")
 #: The services each process calls; the queue worker runs every service's tasks (rollout shards,
 #: re-scoring, cleaning batches), so it calls what they call.
 CALLS: dict[str, tuple[str, ...]] = {
@@ -33,8 +33,9 @@ CALLS: dict[str, tuple[str, ...]] = {
     "tools": (),
     "envs": (),
     "rollout": _ROLLOUT_CALLS,
-    "reward": (),
+    "reward": ("functions",),
     "console": (),
+    "functions": (),
     "worker": _ROLLOUT_CALLS,
 }
 #: The console reads the public API from the browser through its own origin: rollout's routes by

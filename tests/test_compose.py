@@ -12,7 +12,7 @@ import yaml
 from tests.conftest import REPO_ROOT
 
 SERVICES = {"postgres", "redis", "migrate", "gateway", "inference", "cleaning", "tools", "envs", "rollout",
-            "reward", "worker", "console"}
+            "reward", "functions", "worker", "console"}
 
 
 def _compose() -> list[str]:

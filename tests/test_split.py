@@ -31,12 +31,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _base_port() -> int:
+    from shared.topology import PORT_OFFSETS
+
     # Below the ephemeral range, so no outgoing connection takes one of them meanwhile.
     for _ in range(200):
         base = random.randrange(20000, 30000)
-        if all(_free(base + i) for i in range(7)):
+        if all(_free(base + i) for i in PORT_OFFSETS.values()):
             return base
-    raise RuntimeError("no seven consecutive free ports")
+    raise RuntimeError("no free block of ports for every service")
 
 
 def _free(port: int) -> bool:

@@ -27,16 +27,23 @@ from services.gateway.toolstatus import tool_call_statuses
 from services.gateway.traces import TraceSink
 from services.gateway.upstream_errors import upstream_error
 from services.gateway.upstreams import Replica, UpstreamPool, UpstreamReply
-from services.gateway.validation import RequestHead, parse_body, validate_chat, validate_completion
+from services.gateway.validation import (
+    RequestHead,
+    parse_body,
+    validate_chat,
+    validate_completion,
+    validate_tokenize,
+)
 from shared.errors import TrajforgeError, UpstreamError, UpstreamUnavailable
 from shared.settings import DEFAULT_MAX_REQUEST_BYTES
 from shared.traces import TraceRecord
 from shared.web.openai_errors import sse_error_event
 
-__all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "CallContext", "GatewayProxy"]
+__all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "TOKENIZE_PATH", "CallContext", "GatewayProxy"]
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
+TOKENIZE_PATH = "/tokenize"
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
@@ -97,6 +104,24 @@ class GatewayProxy:
             return await self._once(path, upstream_body, replica, trace, wants, started)
         finally:
             self.pool.end(replica)
+
+    async def tokenize(self, raw: bytes, ctx: CallContext) -> Response:
+        """Forward a ``/tokenize`` call to a replica of its model (no trace: nothing is generated)."""
+        body = parse_body(raw, max_bytes=self.max_body_bytes)
+        head = validate_tokenize(body)
+        self.pool.replicas(head.model)
+        self.limiter.check(ctx.rate_key)
+        replica = self.pool.pick(head.model, ctx.session_id)
+        spec = replica.spec
+        out = {**body, "model": spec.served_model} if spec.served_model else body
+        self.pool.begin(replica)
+        try:
+            reply = await self._send(TOKENIZE_PATH, orjson.dumps(out), replica, stream=False)
+        finally:
+            self.pool.end(replica)
+        if reply.status != 200:
+            raise upstream_error(reply.status, reply.body, reply.headers, reply.replica.id)
+        return Response(reply.body, media_type="application/json")
 
     def _new_trace(
         self, path: str, body: dict[str, Any], head: RequestHead, replica: Replica, ctx: CallContext
@@ -330,7 +355,7 @@ def _without_token_arrays(response: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in response.items() if k != "prompt_token_ids"}
     choices = response.get("choices") or []
     out["choices"] = [
-        {k: v for k, v in c.items() if k not in ("token_ids", "prompt_token_ids", "logprobs")}
+        {k: v for k, v in c.items() if k not in ("token_ids", "prompt_token_ids", "logprobs", "prompt_logprobs")}
         for c in choices
         if isinstance(c, dict)
     ]

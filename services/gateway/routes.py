@@ -54,6 +54,16 @@ async def completions(request: Request, gateway: GatewayDep) -> Response:
     return await _forward(request, gateway, COMPLETIONS_PATH, None, None)
 
 
+@router.post("/tokenize")
+async def tokenize(request: Request, gateway: GatewayDep) -> Response:
+    """vLLM's ``/tokenize`` (a prompt or chat messages), forwarded to a replica of the named model."""
+    try:
+        raw = await request.body()
+        return await gateway.tokenize(raw, call_context(request, None, None))
+    except TrajforgeError as exc:
+        return openai_error_response(exc)
+
+
 @router.get("/v1/models")
 async def list_models(gateway: GatewayDep) -> dict[str, Any]:
     """Model names routed by this gateway."""

@@ -11,7 +11,9 @@ from services.gateway.errors import ToolPairingError
 from shared.errors import InvalidInput, InvalidJSON, PayloadTooLarge
 from shared.schema import Message
 
-__all__ = ["RequestHead", "check_tool_pairing", "parse_body", "validate_chat", "validate_completion"]
+__all__ = [
+    "RequestHead", "check_tool_pairing", "parse_body", "validate_chat", "validate_completion", "validate_tokenize",
+]
 
 
 class RequestHead(BaseModel):
@@ -106,4 +108,12 @@ def validate_completion(body: dict[str, Any]) -> RequestHead:
     head = _head(body)
     if body.get("prompt") is None:
         raise InvalidInput("'prompt' is required.", param="prompt")
+    return head
+
+
+def validate_tokenize(body: dict[str, Any]) -> RequestHead:
+    """Validate a ``/tokenize`` request (vLLM's: a ``prompt`` or chat ``messages``)."""
+    head = _head(body)
+    if body.get("prompt") is None:
+        _messages(body)
     return head

@@ -22,10 +22,11 @@ from typing import Any
 from services.inference.batch import run_wave
 from services.inference.errors import ContextTooLong, EnginePaused, GenerationAborted
 from services.inference.params import CompletionOutput, GenParams, SeqDelta
+from services.inference.sampling import pick_token
 from services.inference.sequence import Sequence
 from shared.errors import InvalidInput
 
-__all__ = ["Engine", "EngineStats"]
+__all__ = ["Engine", "EngineStats", "PromptScores"]
 
 _log = logging.getLogger(__name__)
 
@@ -38,11 +39,23 @@ class EngineStats:
     steps: int = 0
     tokens: int = 0
     batch_sizes: Counter[int] = field(default_factory=Counter)
+    #: Tokens scored by prompt-logprobs passes (``score_prompt``).
+    scored_tokens: int = 0
 
     @property
     def max_batch(self) -> int:
         """Most rows decoded together in one model step so far."""
         return max(self.batch_sizes, default=0)
+
+
+@dataclass
+class PromptScores:
+    """One scoring pass: each token's logprob and rank given the ones before it (``None`` for the first),
+    and the token sampled after the prompt when one was asked for."""
+
+    logprobs: list[float | None]
+    ranks: list[int | None]
+    sampled: CompletionOutput | None = None
 
 
 class Engine:
@@ -152,17 +165,33 @@ class Engine:
 
     async def score(self, token_ids: list[int]) -> list[float | None]:
         """Logprob of each token given the ones before it (the first has none), between waves."""
-        self.validate(token_ids, GenParams(max_tokens=1))
-        return await asyncio.to_thread(self._score, token_ids)
+        return (await self.score_prompt(token_ids)).logprobs
 
-    def _score(self, token_ids: list[int]) -> list[float | None]:
+    async def score_prompt(self, token_ids: list[int], params: GenParams | None = None) -> PromptScores:
+        """Prompt logprobs and ranks in one forward pass; with ``params`` (one row, ``max_tokens`` 1)
+        the next token is sampled from the same pass, so scoring never costs a second prefill."""
+        if params is not None and (params.max_tokens != 1 or params.n != 1):
+            raise InvalidInput("One-pass scoring samples one token of one row.", param="max_tokens")
+        self.validate(token_ids, params or GenParams(max_tokens=1))
+        return await asyncio.to_thread(self._score, token_ids, params)
+
+    def _score(self, token_ids: list[int], params: GenParams | None) -> PromptScores:
         import torch
 
         with self._lock, torch.inference_mode():
             logits = self.model(input_ids=torch.tensor([token_ids]), use_cache=False).logits[0].float()
             logprobs = torch.log_softmax(logits[:-1], dim=-1)
-            picked = logprobs.gather(1, torch.tensor(token_ids[1:]).unsqueeze(1)).squeeze(1)
-        return [None, *(float(v) for v in picked)]
+            picked = logprobs.gather(1, torch.tensor(token_ids[1:]).unsqueeze(1))
+            ranks = (logprobs > picked).sum(dim=1) + 1  # vLLM's rank: 1 for the most likely token
+            sampled = None
+            if params is not None:
+                row = Sequence(index=0, prompt_ids=list(token_ids), params=params, eos_ids=self._eos,
+                               decode=self.decode, sink=lambda _: None, generator=_generator(params.seed, 0))
+                row.append(*pick_token(logits[-1], params, row.generator))
+                sampled = row.output()
+        self.stats.scored_tokens += len(token_ids)
+        return PromptScores(logprobs=[None, *(float(v) for v in picked.squeeze(1))],
+                            ranks=[None, *(int(r) for r in ranks)], sampled=sampled)
 
     def check(self, prompt_ids: list[int], params: GenParams) -> None:
         """``validate``, and refuse new work while paused."""

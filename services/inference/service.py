@@ -9,7 +9,7 @@ from typing import Any
 
 from services.inference.chat import render_chat
 from services.inference.config import EngineConfig, engine_config
-from services.inference.engine import Engine
+from services.inference.engine import Engine, PromptScores
 from services.inference.errors import ModelNotFound
 from services.inference.loader import load_model, resolve_source
 from services.inference.params import CompletionOutput, GenParams
@@ -192,25 +192,45 @@ def _text_choice(out: CompletionOutput, index: int, req: CompletionRequest, text
     return choice
 
 
-async def _prompt_logprobs(engine: Engine, prompt: list[int]) -> list[dict[str, Any] | None]:
+def _prompt_entries(engine: Engine, prompt: list[int], scores: PromptScores) -> list[dict[str, Any] | None]:
     # vLLM's shape: one entry per prompt token, None for the first, keyed by token id.
-    scores = await engine.score(prompt)
-    return [None if lp is None else {str(t): {"logprob": lp, "decoded_token": engine.decode([t])}}
-            for t, lp in zip(prompt, scores, strict=True)]
+    return [None if lp is None else {str(t): {"logprob": lp, "rank": rank, "decoded_token": engine.decode([t])}}
+            for t, lp, rank in zip(prompt, scores.logprobs, scores.ranks, strict=True)]
+
+
+async def _generate(engine: Engine, prompt: list[int], params: GenParams, req: CompletionRequest
+                    ) -> tuple[list[CompletionOutput], list[dict[str, Any] | None] | None]:
+    """Outputs of one prompt, plus its prompt logprobs when asked for.
+
+    A scoring call (prompt logprobs, one row, one token: what vLLM needs to score given
+    tokens) runs as one forward pass that also samples the token; anything else is generated
+    in the batched waves and scored by a separate pass.
+    """
+    if req.prompt_logprobs is None:
+        return await engine.generate(prompt, params), None
+    if params.max_tokens == 1 and params.n == 1:
+        scores = await engine.score_prompt(prompt, params)
+        assert scores.sampled is not None
+        return [scores.sampled], _prompt_entries(engine, prompt, scores)
+    outs = await engine.generate(prompt, params)
+    return outs, _prompt_entries(engine, prompt, await engine.score_prompt(prompt))
 
 
 async def completion(engine: Engine, req: CompletionRequest) -> dict[str, Any]:
     """Run a non-streaming text completion (every prompt batched together)."""
     prompts, params = completion_prompts(engine, req)
-    results = await asyncio.gather(*(engine.generate(p, params) for p in prompts))
+    results = await asyncio.gather(*(_generate(engine, p, params, req) for p in prompts))
     text_of = TokenText(engine.tokenizer, as_ids=req.return_tokens_as_token_ids)
-    choices = [_text_choice(o, p * params.n + o.index, req, text_of) for p, outs in enumerate(results) for o in outs]
-    for choice, prompt in zip(choices, [p for p in prompts for _ in range(params.n)], strict=True):
+    choices = [_text_choice(o, p * params.n + o.index, req, text_of)
+               for p, (outs, _) in enumerate(results) for o in outs]
+    per_choice = [(prompt, entries) for prompt, (_, entries) in zip(prompts, results, strict=True)
+                  for _ in range(params.n)]
+    for choice, (prompt, entries) in zip(choices, per_choice, strict=True):
         if req.return_token_ids:
             choice["prompt_token_ids"] = prompt
-        if req.prompt_logprobs is not None:
-            choice["prompt_logprobs"] = await _prompt_logprobs(engine, prompt)
-    produced = sum(len(o.token_ids) for outs in results for o in outs)
+        if entries is not None:
+            choice["prompt_logprobs"] = entries
+    produced = sum(len(o.token_ids) for outs, _ in results for o in outs)
     return {"id": new_id("cmpl"), "object": "text_completion", "created": int(time.time()), "model": engine.name,
             "choices": choices, "usage": usage(sum(len(p) for p in prompts), produced),
             "weight_version": str(engine.weight_version)}

@@ -7,12 +7,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from shared.schema import Message, Trajectory, content_text
+from shared.schema.functions import ROLLOUT_ERROR_PREFIX
 from shared.toolcalls import normalise_arguments, parse_tool_calls
 
 __all__ = ["Decision", "ModelTurn", "PredictedCall", "ROLLOUT_ERROR_PREFIX", "read_model_turn"]
 
 Decision = Literal["tool_call", "clarify", "confirm", "no_tool", "invalid"]
-ROLLOUT_ERROR_PREFIX = "ROLLOUT_ERROR:"
 _PREFIXES: tuple[tuple[str, Decision], ...] = (
     ("CLARIFY:", "clarify"), ("CONFIRM:", "confirm"), ("NO_TOOL:", "no_tool"))
 

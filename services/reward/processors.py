@@ -1,8 +1,10 @@
-"""Reward processors in the OPD seed's shape: ``process(RewardInput) -> RewardOutput``.
+"""In-process reward processors: ``process(RewardInput) -> RewardOutput`` (``shared.schema.functions``).
 
-User processors are loaded by classpath with a weight, a timeout and a
-concurrency limit. A processor that raises or hangs gives a recorded failure
-for that trajectory; the batch always completes.
+User processors are loaded by classpath (allow-listed modules) with a weight, a
+timeout and a concurrency limit. A processor that raises or hangs gives a
+recorded failure for that trajectory; the batch always completes. Uploaded
+reward function components speak the same contracts but run in the functions
+service's workers.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,34 +20,10 @@ from services.reward.errors import RewardSpecError
 from services.reward.service import ground_truth_of, is_rollout_error, score_trajectory
 from services.reward.spec import RewardSpec
 from shared.plugins import load_object
-from shared.schema import Trajectory
+from shared.schema.functions import Reward, RewardInput, RewardOutput, TaskStatus
 
 __all__ = ["ProcessorEntry", "RewardInput", "RewardOutput", "RewardProcessor", "SpecProcessor",
            "load_processor", "run_processors"]
-
-
-class RewardInput(BaseModel):
-    """One trajectory to score, with its ground truth or the rollout's extra data."""
-
-    trajectory: Trajectory
-    ground_truth: dict[str, Any] | None = None
-    rollout_extra: dict[str, Any] = Field(default_factory=dict)
-
-    def truth(self) -> dict[str, Any] | None:
-        """Ground truth from the input, else ``rollout_extra.solution``, else the trajectory metadata."""
-        solution = self.rollout_extra.get("solution")
-        from_extra = solution if isinstance(solution, dict) else None
-        return self.ground_truth or from_extra or ground_truth_of(self.trajectory)
-
-
-class RewardOutput(BaseModel):
-    """A processor's verdict: score, metrics, status (FAILED rows are masked by trainers)."""
-
-    reward_score: float | None = None
-    reward_metrics: dict[str, float] = Field(default_factory=dict)
-    status: Literal["COMPLETED", "FAILED"] = "COMPLETED"
-    mask: bool = False
-    error: str | None = None
 
 
 class RewardProcessor(Protocol):
@@ -62,13 +40,19 @@ class SpecProcessor:
         self.spec = spec or RewardSpec()
 
     def process(self, inp: RewardInput) -> RewardOutput:
-        """Score one input with the spec."""
+        """Score one input with the spec (it needs the stored trajectory)."""
+        if inp.trajectory is None:
+            return RewardOutput(status=TaskStatus.FAILED, error="the spec processor scores stored trajectories")
         if is_rollout_error(inp.trajectory):
-            return RewardOutput(status="FAILED", mask=True, error="rollout_error",
-                                reward_metrics={"rollout_error": 1.0})
-        scored = score_trajectory(inp.trajectory, self.spec, inp.truth())
-        status: Literal["COMPLETED", "FAILED"] = "COMPLETED" if scored.status == "ok" else "FAILED"
-        return RewardOutput(reward_score=scored.score, reward_metrics=scored.metrics, status=status, error=scored.error)
+            return RewardOutput(status=TaskStatus.FAILED, error="rollout_error",
+                                reward=Reward(reward_metrics={"rollout_error": 1.0}))
+        truth = inp.truth()
+        scored = score_trajectory(inp.trajectory, self.spec, truth if isinstance(truth, dict)
+                                  else ground_truth_of(inp.trajectory))
+        if scored.status != "ok" or scored.score is None:
+            return RewardOutput(status=TaskStatus.FAILED, error=scored.error,
+                                reward=Reward(reward_metrics=scored.metrics))
+        return RewardOutput(reward=Reward(reward_score=scored.score, reward_metrics=scored.metrics))
 
 
 class ProcessorEntry(BaseModel):
@@ -105,23 +89,23 @@ async def _call(
                 out = await asyncio.wait_for(future, entry.timeout_s)
             return out if isinstance(out, RewardOutput) else RewardOutput.model_validate(out)
         except TimeoutError:
-            return RewardOutput(status="FAILED", error=f"{entry.name}: timed out after {entry.timeout_s}s")
+            return RewardOutput(status=TaskStatus.FAILED, error=f"{entry.name}: timed out after {entry.timeout_s}s")
         except Exception as exc:  # noqa: BLE001 - user code: any failure is data for this trajectory
-            return RewardOutput(status="FAILED", error=f"{entry.name}: {type(exc).__name__}: {exc}")
+            return RewardOutput(status=TaskStatus.FAILED, error=f"{entry.name}: {type(exc).__name__}: {exc}")
 
 
 def _combine(entries: list[ProcessorEntry], outs: list[RewardOutput]) -> RewardOutput:
     metrics: dict[str, float] = {}
     for entry, out in zip(entries, outs):
-        metrics.update({f"{entry.name}/{k}": v for k, v in out.reward_metrics.items()})
-        if out.reward_score is not None:
-            metrics[entry.name] = out.reward_score
-    failed = [o for e, o in zip(entries, outs) if o.status == "FAILED" and e.weight != 0]
+        metrics.update({f"{entry.name}/{k}": v for k, v in out.reward.reward_metrics.items()})
+        if out.status is TaskStatus.SUCCESS:
+            metrics[entry.name] = out.reward.reward_score
+    failed = [o for e, o in zip(entries, outs) if o.status is TaskStatus.FAILED and e.weight != 0]
     if failed:
-        return RewardOutput(status="FAILED", reward_metrics=metrics, mask=any(o.mask for o in failed),
+        return RewardOutput(status=TaskStatus.FAILED, reward=Reward(reward_metrics=metrics),
                             error="; ".join(o.error or "failed" for o in failed))
-    score = sum(e.weight * (o.reward_score or 0.0) for e, o in zip(entries, outs) if e.weight != 0)
-    return RewardOutput(reward_score=score, reward_metrics=metrics)
+    score = sum(e.weight * o.reward.reward_score for e, o in zip(entries, outs) if e.weight != 0)
+    return RewardOutput(reward=Reward(reward_score=score, reward_metrics=metrics))
 
 
 async def run_processors(entries: list[ProcessorEntry], inputs: list[RewardInput]) -> list[RewardOutput]:

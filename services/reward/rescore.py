@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward import repository
+from services.reward.errors import RewardSpecError
 from services.reward.ground_truth import ground_truth_object
 from services.reward.schemas import (
     GroundTruthSource,
@@ -45,6 +46,9 @@ async def start_rescore(session: AsyncSession, dispatcher: Dispatcher, job_id: u
                         *, batch_size: int) -> RescoreStarted:
     """Store the spec and queue one task per batch of the job's trajectories (sent after commit)."""
     body.spec.validate_names()
+    if body.spec.functions:
+        raise RewardSpecError("re-scoring a stored job with reward function components is not supported; "
+                              "score the trajectories with POST /v1/rewards/score", param="spec.functions")
     await repository.get_rollout_job(session, job_id)
     digest = await repository.save_spec(session, body.spec)
     total = await repository.count_job_trajectories(session, job_id)

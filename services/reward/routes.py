@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 
 from services.reward.advantage_service import compute_advantages
 from services.reward.recording import record_results
+from services.reward.deps import functions_client
 from services.reward.rescore import read_progress, start_rescore
 from services.reward.schemas import (
     AdvantagesRequest,
@@ -22,7 +23,7 @@ from services.reward.schemas import (
     ScoreResponse,
 )
 from services.reward.scoring import score_request
-from shared.web import DispatcherDep, SessionDep, SettingsDep
+from shared.web import DispatcherDep, SessionDep, SettingsDep, StateDep
 
 __all__ = ["router"]
 
@@ -32,9 +33,12 @@ SpecHash = Annotated[str, Path(pattern="^[0-9a-f]{64}$")]
 
 
 @router.post("/v1/rewards/score", response_model=ScoreResponse)
-async def score(body: ScoreRequest, settings: SettingsDep) -> ScoreResponse:
+async def score(body: ScoreRequest, settings: SettingsDep, state: StateDep, request: Request) -> ScoreResponse:
     """Score trajectories with a reward spec; per-trajectory failures are in the results."""
-    return await score_request(body, allowed_modules=settings.reward_processor_modules)
+    if not body.spec.functions:
+        return await score_request(body, allowed_modules=settings.reward_processor_modules)
+    async with functions_client(state, request) as functions:
+        return await score_request(body, allowed_modules=settings.reward_processor_modules, functions=functions)
 
 
 @router.post("/v1/rewards/record", response_model=RecordResponse)

@@ -10,7 +10,6 @@ trajectory it was scoring.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +23,11 @@ from services.reward.processors import (
 )
 from services.reward.schemas import ProcessorRef, ScoreRequest, ScoreResponse
 from services.reward.service import ScoredTrajectory, score_trajectories
+from shared.clients.functions import FunctionsClient
+from shared.errors import TrajforgeError
 from shared.plugins import check_allowed
 from shared.schema import RewardRecord
+from shared.schema.functions import RewardFunctionComponent, TaskStatus
 
 __all__ = ["load_entries", "score_request"]
 
@@ -51,12 +53,9 @@ def load_entries(refs: Sequence[ProcessorRef], allowed_modules: Sequence[str]) -
 def _record(entry: ProcessorEntry, out: RewardOutput) -> RewardRecord:
     base: dict[str, Any] = {"component": f"processor:{entry.name}", "version": "user", "weight": entry.weight,
             "params": {"classpath": type(entry.processor).__module__ + ":" + type(entry.processor).__qualname__}}
-    if out.status == "FAILED":
-        return RewardRecord(**base, status="failed", error=out.error or f"{entry.name}: processor failed")
-    if out.reward_score is None or not math.isfinite(out.reward_score):
-        error = f"{entry.name}: score is {out.reward_score}, not a finite number"
-        return RewardRecord(**base, status="failed", error=error)
-    return RewardRecord(**base, score=out.reward_score, metrics=out.reward_metrics)
+    if out.status is TaskStatus.FAILED:
+        return RewardRecord(**base, status="failed", error=f"{entry.name}: {out.error or 'processor failed'}")
+    return RewardRecord(**base, score=out.reward.reward_score, metrics=out.reward.reward_metrics)
 
 
 def _merge(result: ScoredTrajectory, records: list[RewardRecord]) -> ScoredTrajectory:
@@ -72,19 +71,53 @@ def _merge(result: ScoredTrajectory, records: list[RewardRecord]) -> ScoredTraje
     return merged.model_copy(update={"score": result.score + extra})
 
 
-async def score_request(body: ScoreRequest, *, allowed_modules: Sequence[str]) -> ScoreResponse:
-    """Score every trajectory of a request; failures are per-trajectory results, never a failed batch."""
+async def score_request(body: ScoreRequest, *, allowed_modules: Sequence[str],
+                        functions: FunctionsClient | None = None) -> ScoreResponse:
+    """Score every trajectory of a request; failures are per-trajectory results, never a failed batch.
+
+    ``functions`` reaches the functions service, needed when the spec lists reward function components.
+    """
     if body.ground_truths is not None and len(body.ground_truths) != len(body.trajectories):
         raise RewardSpecError("ground_truths must have one entry per trajectory", param="ground_truths")
     entries = load_entries(body.processors, allowed_modules)
     results = await asyncio.to_thread(score_trajectories, body.trajectories, body.spec,
                                       ground_truths=body.ground_truths)
-    if not entries:
+    if not entries and not body.spec.functions:
         return ScoreResponse(results=results)
     truths = body.ground_truths or [None] * len(body.trajectories)
     inputs = [RewardInput(trajectory=t, ground_truth=g) for t, g in zip(body.trajectories, truths)]
     # Each processor runs alone at weight 1 so its raw score is kept; weights apply once, in _merge.
     per_entry = [await run_processors([entry.model_copy(update={"weight": 1.0})], inputs) for entry in entries]
-    merged = [_merge(res, [_record(e, outs[i]) for e, outs in zip(entries, per_entry)])
-              for i, res in enumerate(results)]
-    return ScoreResponse(results=merged)
+    records = [[_record(e, outs[i]) for e, outs in zip(entries, per_entry)] for i in range(len(results))]
+    if body.spec.functions:
+        if functions is None:
+            raise RewardSpecError("this reward service cannot reach the functions service", param="spec.functions")
+        wanted = [res.status != "skipped" for res in results]
+        for i, extra in enumerate(await _function_records(functions, body.spec.functions, inputs, wanted)):
+            records[i].extend(extra)
+    return ScoreResponse(results=[_merge(res, recs) for res, recs in zip(results, records)])
+
+
+async def _function_records(functions: FunctionsClient, components: Sequence[RewardFunctionComponent],
+                            inputs: list[RewardInput], wanted: list[bool]) -> list[list[RewardRecord]]:
+    """Every component on every wanted input, concurrently (the pools queue beyond their slots)."""
+
+    async def one(component: RewardFunctionComponent, inp: RewardInput) -> RewardRecord:
+        base: dict[str, Any] = {"component": f"function:{component.name}", "version": component.fcmodel.package_id,
+                                "weight": component.weight, "params": {"classpath": component.fcmodel.classpath}}
+        try:
+            out = await functions.call_reward(component, inp)
+        except TrajforgeError as exc:
+            return RewardRecord(**base, status="failed", error=f"{component.name}: {exc.code}: {exc.message}")
+        if out.status is TaskStatus.FAILED:
+            return RewardRecord(**base, status="failed", error=f"{component.name}: {out.error or 'failed'}")
+        return RewardRecord(**base, score=out.reward.reward_score, metrics=out.reward.reward_metrics)
+
+    calls = [[one(c, inp) for c in components] if keep else [] for inp, keep in zip(inputs, wanted)]
+    flat = await asyncio.gather(*(call for row in calls for call in row))
+    out: list[list[RewardRecord]] = []
+    at = 0
+    for row in calls:
+        out.append(list(flat[at:at + len(row)]))
+        at += len(row)
+    return out

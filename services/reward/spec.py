@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from services.reward.errors import RewardSpecError, UnknownComponent
 from services.reward.registry import get_component
 from shared.schema import RewardRecord, Trajectory
+from shared.schema.functions import RewardFunctionComponent
 from shared.skills import SKILL_WEIGHT_KEYS, SkillSpec
 
 __all__ = ["SKILL_WEIGHT_NAMES", "ComponentSpec", "RewardSpec", "run_spec", "spec_hash"]
@@ -59,6 +60,23 @@ class RewardSpec(BaseModel):
 
     components: list[ComponentSpec] = Field(default_factory=lambda: [ComponentSpec(name="tool_call")])
     normalise: bool = False
+    #: Uploaded reward function components, run in the functions service's workers; each adds
+    #: ``weight`` × its score to the total (several combined by weight, 0 = reported only).
+    functions: list[RewardFunctionComponent] = Field(default_factory=list)
+
+    @field_validator("functions")
+    @classmethod
+    def _function_components(cls, value: list[RewardFunctionComponent]) -> list[RewardFunctionComponent]:
+        names = [f.name for f in value]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise ValueError(f"reward component names must be unique; repeated: {', '.join(duplicated)}")
+        if value and sum(f.weight for f in value) == 0:
+            raise ValueError("the reward components' weights sum to 0: give at least one a non-zero weight")
+        missing = [f.name for f in value if not f.fcmodel.package_id]
+        if missing:
+            raise ValueError(f"fcmodel.package_id is required (upload with POST /v1/functions): {', '.join(missing)}")
+        return value
 
     @classmethod
     def from_skill_weights(cls, weights: dict[str, float], **params: dict[str, Any]) -> RewardSpec:

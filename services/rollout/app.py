@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from services.rollout.browse_routes import browse_router
 from services.rollout.export_routes import export_router
+from services.rollout.opd_routes import opd_router
 from services.rollout.routes import router
 from shared.settings import Settings
 from shared.web import ServiceSpec
@@ -15,7 +16,7 @@ __all__ = ["SERVICE", "create_app"]
 
 SERVICE = ServiceSpec(
     name="rollout",
-    routers=[router, export_router, browse_router],
+    routers=[router, export_router, browse_router, opd_router],
     uses_redis=True,
     task_modules=("services.rollout.tasks",),
     description="Group rollouts against a policy with tools or an env: token-exact, scored, crash-safe.",

@@ -515,7 +515,7 @@ def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
     out: dict[str, Any] = {"prompt_ids": row.prompt_ids or [], "response_ids": row.response_ids or [],
                            "loss_mask": row.loss_mask or [], "logprobs": row.logprobs or [],
                            "weight_version": row.weight_version}
-    teacher = (row.meta or {}).get("teacher_logprobs")
+    teacher = row.teacher_logprobs
     if isinstance(teacher, list) and len(teacher) == len(out["response_ids"]):
         out["teacher_logprobs"] = teacher
     return out

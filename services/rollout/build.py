@@ -34,8 +34,9 @@ from services.rollout.processors import ProcessorSpec, load_processor
 from services.rollout.remote import RemoteEnv, ServiceLink, ToolsServiceExecutor
 from services.rollout.schemas import RolloutRunSpec
 from shared.errors import TrajforgeError, ValidationFailed
-from shared.plugins import check_allowed
+from shared.plugins import check_allowed, load_object
 from shared.schema import Trajectory
+from shared.schema.functions import RewardFunctionComponent
 from shared.settings import Settings
 from shared.toolcalls import family_names
 
@@ -44,9 +45,11 @@ __all__ = [
     "build_runtime",
     "check_processor",
     "check_processor_module",
+    "check_reward_function",
     "check_spec",
     "needs_services",
     "policy_via_gateway",
+    "reward_processors_of",
     "reward_spec_of",
 ]
 
@@ -55,14 +58,26 @@ _POLICY_TIMEOUT_S = 600.0
 
 
 def reward_spec_of(spec: RolloutRunSpec) -> RewardSpec | None:
-    """The job's reward spec, or None when it asks for no scoring."""
-    return RewardSpec.model_validate(spec.reward) if spec.reward is not None else None
+    """The job's reward spec, or None when it asks for no scoring (reward functions alone: an empty spec)."""
+    if spec.reward is not None:
+        return RewardSpec.model_validate(spec.reward)
+    return RewardSpec(components=[]) if spec.reward_functions else None
 
 
-def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = ()) -> None:
-    """Refuse names no registry knows and processors outside ``processor_modules`` (4xx naming the field)."""
+def reward_processors_of(spec: RolloutRunSpec) -> list[dict[str, Any]]:
+    """The job's reward functions as the reward service's in-process processor refs (weights kept)."""
+    return [{"classpath": c.fcmodel.classpath, "name": c.name, "weight": c.weight,
+             "timeout_s": min(c.timeout, 600.0), "concurrency": min(c.runtime.concurrency, 64)}
+            for c in spec.reward_functions or []]
+
+
+def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = (),
+               reward_modules: Sequence[str] = ()) -> None:
+    """Refuse names no registry knows and processors outside ``processor_modules`` / ``reward_modules``."""
     if spec.processor is not None:
         check_processor(spec.processor, processor_modules)
+    for i, comp in enumerate(spec.reward_functions or []):
+        check_reward_function(comp, reward_modules, param=f"reward_functions[{i}]")
     backend = spec.policy.backend.name if spec.policy.backend else "local"
     if backend not in POLICY_FACTORIES and backend not in backend_registry().names():
         known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
@@ -89,6 +104,20 @@ def check_processor(spec: ProcessorSpec, allowed_modules: Sequence[str]) -> None
     except Exception as exc:  # noqa: BLE001 - user code: a constructor that fails is a bad spec
         raise ProcessorLoadError(f"rollout processor {spec.classpath!r} failed to start: "
                                  f"{type(exc).__name__}: {exc}", param="processor.init_kwargs") from None
+
+
+def check_reward_function(comp: RewardFunctionComponent, allowed_modules: Sequence[str], *, param: str) -> None:
+    """Refuse a reward function this deployment cannot run: an in-process classpath outside the allowed modules."""
+    if comp.fcmodel.package_id is not None:
+        raise ValidationFailed(f"reward component {comp.name!r} names an uploaded package; this rollout service "
+                               "runs reward processors in-process only (TRAJFORGE_REWARD_PROCESSOR_MODULES)",
+                               param=f"{param}.fcmodel.package_id")
+    obj = load_object(comp.fcmodel.classpath, allowed=allowed_modules, what="reward processor",
+                      error=ValidationFailed, setting="TRAJFORGE_REWARD_PROCESSOR_MODULES",
+                      param=f"{param}.fcmodel.classpath")
+    if not callable(getattr(obj, "process", None)):
+        raise ValidationFailed(f"reward processor {comp.fcmodel.classpath!r} has no process() method",
+                               param=f"{param}.fcmodel.classpath")
 
 
 def _check_reward(spec: RolloutRunSpec) -> None:
@@ -121,8 +150,10 @@ def policy_via_gateway(spec: RolloutRunSpec) -> bool:
 
 
 def needs_services(spec: RolloutRunSpec) -> bool:
-    """True when the shard calls other services (gateway, tools, envs or reward service, a remote env)."""
-    return policy_via_gateway(spec) or bool(spec.tools) or spec.reward is not None or spec.env is not None
+    """True when the shard calls other services (gateway, tools, envs, reward or functions service, the
+    gateway's teacher, a remote env)."""
+    return (policy_via_gateway(spec) or bool(spec.tools) or spec.reward is not None or spec.env is not None
+            or spec.function is not None or spec.teacher is not None or bool(spec.reward_functions))
 
 
 async def _gateway_policy(spec: RolloutRunSpec, link: ServiceLink, job_id: uuid.UUID | None

@@ -26,7 +26,16 @@ advantage      float64 (nullable)        the trajectory's scalar advantage
 advantages     list<float32>             verl / TRL ``advantages``: the scalar broadcast on
                                          sampled tokens, 0 elsewhere; with per-step GRPO each
                                          turn's advantage on that turn's sampled tokens (0
-                                         where the step is masked)
+                                         where the step is masked); with a teacher,
+                                         ``reward_weight`` × that + ``distill_weight`` ×
+                                         ``distill_advantages``
+teacher_logprobs list<float32> (nullable) the teacher's logprob of each sampled token (on-policy
+                                         distillation; empty without a teacher)
+distill_advantages list<float32>         per-token reverse-KL advantage ``teacher_logprob −
+                                         logprob`` = −(log π_student − log π_teacher): > 0 where
+                                         the teacher likes the token more (pushes the student
+                                         toward the teacher); 0 where either is missing; empty
+                                         without a teacher
 stop_reason    string                    stop | length | max_turns | ... (DESIGN.md §2)
 turns          int32                     policy turns taken
 messages       string (JSON)             the OpenAI-format conversation
@@ -47,12 +56,14 @@ from typing import IO, Any, Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from shared.advantages import distillation_advantages, token_advantages
 from shared.iterutil import batched
 from shared.jsonl import dumps_line
 from shared.schema import Trajectory
 
 __all__ = [
     "EXPORT_FORMATS",
+    "DistillWeights",
     "PARQUET_SCHEMA",
     "ExportFormat",
     "ExportItem",
@@ -78,6 +89,8 @@ PARQUET_SCHEMA = pa.schema([
     ("reward", pa.float64()),
     ("advantage", pa.float64()),
     ("advantages", pa.list_(pa.float32())),
+    ("teacher_logprobs", pa.list_(pa.float32())),
+    ("distill_advantages", pa.list_(pa.float32())),
     ("stop_reason", pa.string()),
     ("turns", pa.int32()),
     ("messages", pa.string()),
@@ -85,14 +98,23 @@ PARQUET_SCHEMA = pa.schema([
 ])
 
 
+@dataclass(frozen=True, slots=True)
+class DistillWeights:
+    """How a distillation job weighs its two advantages per token (its teacher spec's weights)."""
+
+    reward_weight: float = 1.0
+    distill_weight: float = 1.0
+
+
 @dataclass(slots=True)
 class ExportItem:
-    """One trajectory ready for export."""
+    """One trajectory ready for export; ``distill`` is set when its job had a teacher."""
 
     trajectory: Trajectory
     task_id: str | None = None
     reward: float | None = None
     advantage: float | None = None
+    distill: DistillWeights | None = None
 
 
 def _turn_advantages(traj: Trajectory, mask: list[int]) -> list[float] | None:
@@ -120,20 +142,30 @@ def _turn_advantages(traj: Trajectory, mask: list[int]) -> list[float] | None:
     return out
 
 
-def _token_columns(traj: Trajectory, advantage: float) -> dict[str, list[Any]]:
+def _token_columns(traj: Trajectory, advantage: float, distill: DistillWeights | None) -> dict[str, list[Any]]:
     tokens = traj.tokens
     if tokens is None:  # message-mode rollouts carry no token data
-        return {"prompt_ids": [], "response_ids": [], "response_mask": [], "logprobs": [], "advantages": []}
+        return {"prompt_ids": [], "response_ids": [], "response_mask": [], "logprobs": [], "advantages": [],
+                "teacher_logprobs": [], "distill_advantages": []}
     n = len(tokens.response_ids)
     # A missing loss mask means every response token was sampled (single-turn engines omit it).
     mask = list(tokens.loss_mask) if tokens.loss_mask else [1] * n
-    logprobs = list(tokens.logprobs) if tokens.logprobs else [None] * n
+    logprobs = [lp if m else None for lp, m in zip(tokens.logprobs or [None] * n, mask, strict=True)]
+    reward_adv = _turn_advantages(traj, mask) or [advantage if m else 0.0 for m in mask]
+    teacher = ([lp if m else None for lp, m in zip(tokens.teacher_logprobs, mask, strict=True)]
+               if tokens.teacher_logprobs else [])
+    distilled = distillation_advantages(logprobs, teacher, mask) if distill is not None and teacher else None
+    # In a distillation job every member is weighed alike; one the teacher could not score adds no distillation.
+    combined = token_advantages(reward_adv, distilled or [0.0] * n, reward_weight=distill.reward_weight,
+                                distill_weight=distill.distill_weight) if distill is not None else reward_adv
     return {
         "prompt_ids": list(tokens.prompt_ids),
         "response_ids": list(tokens.response_ids),
         "response_mask": mask,
-        "logprobs": [lp if m else None for lp, m in zip(logprobs, mask, strict=True)],
-        "advantages": _turn_advantages(traj, mask) or [advantage if m else 0.0 for m in mask],
+        "logprobs": logprobs,
+        "advantages": combined,
+        "teacher_logprobs": teacher,
+        "distill_advantages": distilled or [],
     }
 
 
@@ -143,7 +175,7 @@ def parquet_row(item: ExportItem) -> dict[str, Any]:
     messages = [m.to_openai() for m in traj.messages]
     return {
         "id": traj.id, "group_id": traj.group_id, "task_id": item.task_id, "sample_index": traj.sample_index,
-        **_token_columns(traj, item.advantage or 0.0),
+        **_token_columns(traj, item.advantage or 0.0, item.distill),
         "reward": item.reward, "advantage": item.advantage, "stop_reason": traj.stop_reason,
         "turns": traj.turns, "messages": json.dumps(messages, ensure_ascii=False),
         "weight_version": traj.tokens.weight_version if traj.tokens is not None else None,
@@ -151,9 +183,16 @@ def parquet_row(item: ExportItem) -> dict[str, Any]:
 
 
 def jsonl_row(item: ExportItem) -> dict[str, Any]:
-    """The JSONL row of one trajectory: ``Trajectory.to_row()`` plus task id, reward and advantage."""
-    return {**item.trajectory.to_row(), "task_id": item.task_id, "reward": item.reward,
-            "advantage": item.advantage}
+    """The JSONL row of one trajectory: ``Trajectory.to_row()`` plus task id, reward and advantage.
+
+    With a teacher it also carries the per-token ``distill_advantages`` and combined ``advantages``
+    (the Parquet columns of the same names).
+    """
+    row = {**item.trajectory.to_row(), "task_id": item.task_id, "reward": item.reward, "advantage": item.advantage}
+    if item.distill is not None and item.trajectory.tokens is not None:
+        columns = _token_columns(item.trajectory, item.advantage or 0.0, item.distill)
+        row.update(distill_advantages=columns["distill_advantages"], advantages=columns["advantages"])
+    return row
 
 
 class ParquetSink:

@@ -21,13 +21,13 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward.spec import RewardSpec, spec_hash
-from services.rollout.export import ExportFormat, ExportItem, ParquetSink, jsonl_row
+from services.rollout.export import DistillWeights, ExportFormat, ExportItem, ParquetSink, jsonl_row
 from shared.db.models import RewardRow, RolloutJobRow, TrajectoryRow
 from shared.errors import NotFound
 from shared.jsonl import dumps_line
-from shared.schema import Trajectory
+from shared.schema import TeacherSpec, Trajectory
 
-__all__ = ["export_job", "iter_job_items", "job_spec_hash", "trajectory_of"]
+__all__ = ["distill_weights", "export_job", "iter_job_items", "job_spec_hash", "trajectory_of"]
 
 #: Component name of the stored per-trajectory total (services/reward/repository.py).
 _TOTAL = "total"
@@ -37,7 +37,8 @@ def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
     if row.response_ids is None:
         return None
     return {"prompt_ids": row.prompt_ids or [], "response_ids": row.response_ids, "loss_mask": row.loss_mask or [],
-            "logprobs": row.logprobs or [], "weight_version": row.weight_version}
+            "logprobs": row.logprobs or [], "weight_version": row.weight_version,
+            "teacher_logprobs": row.teacher_logprobs or []}
 
 
 def trajectory_of(row: TrajectoryRow) -> Trajectory:
@@ -57,6 +58,18 @@ def trajectory_of(row: TrajectoryRow) -> Trajectory:
             raise
         meta = {**(row.meta or {}), "export_error": f"token data dropped: {exc.errors()[0]['msg']}"}
         return Trajectory.model_validate({**data, "tokens": None, "metadata": meta})
+
+
+def distill_weights(job: RolloutJobRow) -> DistillWeights | None:
+    """The advantage weights of a job with a teacher (None without one, or when its spec is unreadable)."""
+    raw = (job.spec or {}).get("teacher")
+    if raw is None:
+        return None
+    try:
+        teacher = TeacherSpec.model_validate(raw)
+    except ValidationError:
+        return None
+    return DistillWeights(reward_weight=teacher.reward_weight, distill_weight=teacher.distill_weight)
 
 
 def job_spec_hash(job: RolloutJobRow) -> str | None:
@@ -111,6 +124,7 @@ async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
     if job is None:
         raise NotFound(f"no rollout job with id {job_id}")
     digest, offset, last_key = job_spec_hash(job), 0, None
+    distill = distill_weights(job)
     while rows := list((await session.scalars(_page_query(job_id, offset, page_size))).all()):
         offset += len(rows)
         keep = []
@@ -121,7 +135,7 @@ async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
             last_key = key  # rows come newest attempt first, so older attempts follow and are skipped
         totals = await _totals(session, [r.id for r in keep], digest)
         yield [ExportItem(trajectory_of(r), task_id=r.task_id, reward=_reward(r, totals),
-                          advantage=_number(r.meta or {}, "advantage")) for r in keep]
+                          advantage=_number(r.meta or {}, "advantage"), distill=distill) for r in keep]
         session.expunge_all()  # keep memory flat on large jobs
 
 

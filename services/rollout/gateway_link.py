@@ -16,6 +16,7 @@ processor key reaches nothing but the session it was made for.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -89,8 +90,13 @@ class GatewayLink:
 
 @contextlib.asynccontextmanager
 async def open_gateway_link(settings: Settings, maker: async_sessionmaker[AsyncSession],
-                            *, key_name: str) -> AsyncIterator[GatewayLink]:
-    """A link to the gateway for the duration of the block, authenticated by a shard-scoped key."""
+                            *, key_name: str, network: bool = False) -> AsyncIterator[GatewayLink]:
+    """A link to the gateway for the duration of the block, authenticated by a shard-scoped key.
+
+    With ``network`` the session URLs must be reachable from other processes (function-component
+    workers): the deployment's URL, else the split gateway's, else a loopback server for the
+    in-process gateway, run for the block.
+    """
     key_id, key = await _create_key(settings, maker, key_name)
     issued = [key_id]
 
@@ -100,11 +106,15 @@ async def open_gateway_link(settings: Settings, maker: async_sessionmaker[AsyncS
         return session_key
 
     headers = {"authorization": f"Bearer {key}"}
+    root = settings.public_base_url or (settings.gateway_url if network else "")
     try:
-        if settings.public_base_url:
-            async with httpx.AsyncClient(base_url=settings.public_base_url, headers=headers,
-                                         timeout=_TIMEOUT) as client:
-                yield GatewayLink(settings.public_base_url, key, client, issue_key=issue)
+        if root:
+            async with httpx.AsyncClient(base_url=root, headers=headers, timeout=_TIMEOUT) as client:
+                yield GatewayLink(root, key, client, issue_key=issue)
+        elif network:
+            async with _in_process_gateway(settings, maker) as app, _loopback(app) as url, \
+                    httpx.AsyncClient(base_url=url, headers=headers, timeout=_TIMEOUT) as client:
+                yield GatewayLink(url, key, client, issue_key=issue)
         else:
             async with _in_process_gateway(settings, maker) as app:
                 transport = httpx.ASGITransport(app=app)
@@ -139,6 +149,29 @@ def _engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
     if isinstance(bind, AsyncEngine):
         return bind
     return getattr(bind, "engine", None)
+
+
+@contextlib.asynccontextmanager
+async def _loopback(app: Any) -> AsyncIterator[str]:
+    """Serve ``app`` on a free loopback port for the block (its lifespan is the caller's); yields its URL."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_config=None, access_log=False))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                task.result()  # raises why it did not start
+            await asyncio.sleep(0.02)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
 
 
 @contextlib.asynccontextmanager

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -26,28 +27,41 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from services.rollout.build import check_processor_module
 from services.rollout.engine import GroupResult
 from services.rollout.gateway_link import GatewayLink, open_gateway_link, session_id_for
-from services.rollout.processors import ProcessorRuntime, ProcessorSpec, RolloutInput, RolloutOutput
+from services.rollout.processors import ProcessorRuntime, ProcessorSpec
+from services.rollout.remote import ServiceLink
+from shared.errors import TrajforgeError
 from shared.schema import Message, SamplingParams, Trajectory
 from shared.schema.budgets import RolloutLimits
+from shared.schema.functions import (
+    ModelResource,
+    RolloutFunctionComponent,
+    RolloutInput,
+    RolloutOutput,
+    rollout_error_output,
+)
 from shared.settings import Settings
 from shared.traces import SessionMerge, merge_session
 
-__all__ = ["ProcessorGroups", "member_trajectory", "open_processor_groups"]
+__all__ = ["ProcessorGroups", "member_trajectory", "open_function_groups", "open_processor_groups"]
+
+
+#: Runs one member's input: an in-process processor runtime, or a call to a function component.
+ProcessFn = Callable[[RolloutInput], Awaitable[RolloutOutput]]
 
 
 class ProcessorGroups:
-    """Runs groups through one loaded processor; the shard's stand-in for the built-in engine."""
+    """Runs groups through one processor (in-process or a function component); the engine's stand-in."""
 
     mode = "tokens"
 
-    def __init__(self, runtime: ProcessorRuntime, link: GatewayLink, *, job_id: uuid.UUID,
+    def __init__(self, process: ProcessFn, link: GatewayLink, *, window: int, job_id: uuid.UUID,
                  model: str | None, attempt: int = 0, sampling: SamplingParams | None = None,
                  limits: RolloutLimits | None = None) -> None:
-        self.runtime, self.link, self.job_id, self.model, self.attempt = runtime, link, job_id, model, attempt
+        self.process_fn, self.link, self.job_id, self.model, self.attempt = process, link, job_id, model, attempt
         self.limits = limits or RolloutLimits()
         self.sampling = _sampling_fields(sampling or SamplingParams(), self.limits)
-        # The runtime refuses work beyond its capacity; queue here instead, so no member is refused.
-        self._window = asyncio.Semaphore(runtime.spec.capacity)
+        # The runner refuses (or queues remotely) work beyond its capacity; queue here, so no member is refused.
+        self._window = asyncio.Semaphore(window)
 
     async def run_group(self, prompt: Trajectory, group_size: int) -> GroupResult:
         """Run ``group_size`` members of one prompt concurrently; every member comes back as data."""
@@ -58,11 +72,12 @@ class ProcessorGroups:
     async def _member(self, prompt: Trajectory, group_id: str, member: int) -> Trajectory:
         session_id = session_id_for(self.job_id, prompt.id, member, self.attempt)
         key = await self.link.session_key(session_id)
-        out = await self._process(self._input(prompt, member, session_id, key))
+        inp = self._input(prompt, member, session_id, key)
+        out = await self._process(inp)
         try:
             merged = merge_session(session_id, await self.link.traces(session_id))
         except httpx.HTTPError as exc:  # the trajectory cannot be assembled: record why, keep the group
-            out = _unreadable(out, exc)
+            out = _unreadable(inp, out, exc)
             merged = SessionMerge(session_id=session_id)
         traj = member_trajectory(prompt, member, session_id, out, merged)
         traj.group_id = group_id
@@ -73,14 +88,16 @@ class ProcessorGroups:
             id=f"{prompt.id}-{member}", messages=[m.to_openai() for m in prompt.messages],
             tools=[t.model_dump(mode="json", exclude_none=True) for t in prompt.tools],
             ground_truth=prompt.metadata.get("ground_truth"), metadata=dict(prompt.metadata),
-            base_url=self.link.session_url(session_id), model=self.model, api_key=api_key,
+            rollout_extra=dict(prompt.metadata),
+            model_resource=ModelResource(model_name=self.model or "", base_url=self.link.session_url(session_id),
+                                         api_key=api_key),
             sampling_params=dict(self.sampling), limits=self.limits.model_dump(mode="json"))
         return inp.with_http_client(self.link.http_client())
 
     async def _process(self, inp: RolloutInput) -> RolloutOutput:
         try:
             async with self._window:
-                return await self.runtime.process(inp)
+                return await self.process_fn(inp)
         finally:
             if inp.http_client is not None:
                 await inp.http_client.aclose()
@@ -99,22 +116,24 @@ def _sampling_fields(sampling: SamplingParams, limits: RolloutLimits) -> dict[st
     return fields
 
 
-def _unreadable(out: RolloutOutput, exc: Exception) -> RolloutOutput:
-    detail = f"gateway traces unreadable: {type(exc).__name__}: {exc}"
-    return out.model_copy(update={"status": "error", "error": detail, "response": f"ROLLOUT_ERROR: {detail}"})
+def _unreadable(inp: RolloutInput, out: RolloutOutput, exc: Exception) -> RolloutOutput:
+    failed = rollout_error_output(inp, f"gateway traces unreadable: {type(exc).__name__}: {exc}")
+    failed.agent_output.rollout_metrics = out.agent_output.rollout_metrics
+    return failed
 
 
 def member_trajectory(prompt: Trajectory, member: int, session_id: str, out: RolloutOutput,
                       merged: SessionMerge) -> Trajectory:
     """One member's trajectory: the first merged segment's tokens, or the error fallback as data."""
+    agent = out.agent_output
     meta = {**prompt.metadata, "prompt_id": prompt.id, "session_id": session_id,
-            "rollout_metrics": out.rollout_metrics, "response": out.response, **_merge_meta(merged)}
-    if out.metadata:
-        meta["processor_metadata"] = out.metadata
+            "rollout_metrics": agent.rollout_metrics, "response": agent.response, **_merge_meta(merged)}
+    if agent.rollout_extra:
+        meta["processor_metadata"] = agent.rollout_extra
     traj = Trajectory(id=f"{prompt.id}-{member}", sample_index=member, tools=prompt.tools, metadata=meta,
-                      messages=[Message.model_validate(m) for m in out.messages] or prompt.messages,
+                      messages=[Message.model_validate(m) for m in agent.messages] or prompt.messages,
                       stop_reason="stop")
-    if out.status == "error":
+    if out.failed:
         traj.stop_reason = "api_error"
         traj.metadata.update(error_code="rollout_error", error=out.error)
     elif merged.segments:  # without any captured call there is nothing token-exact to store
@@ -152,5 +171,47 @@ async def open_processor_groups(spec: ProcessorSpec, settings: Settings, maker: 
         spec = spec.model_copy(update={"timeout_s": limits.timeout_s})
     runtime = ProcessorRuntime(spec, allowed_modules=settings.rollout_processor_modules)
     async with open_gateway_link(settings, maker, key_name=key_name) as link:
-        yield ProcessorGroups(runtime, link, job_id=job_id, model=model or await link.default_model(),
-                              sampling=sampling, limits=limits)
+        yield ProcessorGroups(runtime.process, link, window=runtime.spec.capacity, job_id=job_id,
+                              model=model or await link.default_model(), sampling=sampling, limits=limits)
+
+
+def _remote_process(services: ServiceLink, component: RolloutFunctionComponent) -> ProcessFn:
+    """A member's run on the component's workers; a call that cannot run is that member's failure."""
+
+    async def process(inp: RolloutInput) -> RolloutOutput:
+        started = time.perf_counter()
+        client = await services.functions()
+        try:
+            async with services.guard(client):
+                out = await client.call_rollout(component, inp)
+        except TrajforgeError as exc:
+            out = rollout_error_output(inp, f"{exc.code}: {exc.message}")
+        agent = out.agent_output
+        agent.rollout_metrics = {**agent.rollout_metrics, "latency_s": time.perf_counter() - started,
+                                 "tool_call_count": float(sum(len(m.get("tool_calls") or []) for m in agent.messages
+                                                              if m.get("role") == "assistant"))}
+        return out
+
+    return process
+
+
+@contextlib.asynccontextmanager
+async def open_function_groups(component: RolloutFunctionComponent, settings: Settings,
+                               maker: async_sessionmaker[AsyncSession], services: ServiceLink, *,
+                               job_id: uuid.UUID, model: str | None, key_name: str,
+                               sampling: SamplingParams | None = None, limits: RolloutLimits | None = None
+                               ) -> AsyncIterator[ProcessorGroups]:
+    """Members run by an uploaded rollout component, each on its own gateway session over the network.
+
+    The component's workers are other processes, so ``model_resource.base_url`` must be a URL they
+    reach: the deployment's (``public_base_url``), the gateway's (split), or a loopback server this
+    shard runs for its in-process gateway. The member timeout is the tighter of the component's
+    ``timeout`` and the limits' ``timeout_s``.
+    """
+    if limits is not None and limits.timeout_s is not None and limits.timeout_s < component.timeout:
+        component = component.model_copy(update={"timeout": limits.timeout_s})
+    runtime = component.runtime
+    window = runtime.max_capacity * runtime.concurrency
+    async with open_gateway_link(settings, maker, key_name=key_name, network=True) as link:
+        yield ProcessorGroups(_remote_process(services, component), link, window=window, job_id=job_id,
+                              model=model or await link.default_model(), sampling=sampling, limits=limits)

@@ -1,6 +1,8 @@
-"""User rollout processors: ``process(RolloutInput) -> RolloutOutput`` from a user package.
+"""In-process rollout processors: ``process(RolloutInput) -> RolloutOutput`` from an allow-listed module.
 
-A processor is any class with a ``process`` method (plain or ``async``),
+The contracts are ``shared.schema.functions``'s (the ones uploaded function
+components speak too; those run in the functions service's workers). A
+processor is any class with a ``process`` method (plain or ``async``),
 named by classpath ``"package.module:Class"`` or the reference's dotted
 ``"package.module.Class"`` (``shared.plugins``) and built with the spec's
 ``init_kwargs``. The runtime bounds it (``concurrency`` running at once,
@@ -18,12 +20,18 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from services.rollout.errors import ProcessorLoadError
 from shared.errors import RateLimited
 from shared.plugins import CLASSPATH_PATTERN, load_object
-from shared.schema import AgentTask
+from shared.schema.functions import (
+    ROLLOUT_ERROR_PREFIX,
+    ModelResource,
+    RolloutInput,
+    RolloutOutput,
+    rollout_error_output,
+)
 
 __all__ = [
     "ROLLOUT_ERROR_PREFIX",
@@ -34,109 +42,6 @@ __all__ = [
     "RolloutOutput",
     "load_processor",
 ]
-
-ROLLOUT_ERROR_PREFIX = "ROLLOUT_ERROR:"
-
-
-class ModelResource(BaseModel):
-    """Where the policy is: the reference's ``input.model_resource`` (model name, base URL, key)."""
-
-    model_name: str | None = None
-    base_url: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
-
-
-class RolloutInput(AgentTask):
-    """One task handed to a processor: the conversation, where to reach the policy, the job's budgets.
-
-    ``sampling_params`` is the job's sampling as OpenAI request fields (``temperature``,
-    ``max_tokens``, ...) plus ``timeout`` (seconds for the whole member); ``limits`` is the
-    job's ``RolloutLimits``. Both are what the processor should sample and stop with.
-    """
-
-    base_url: str | None = None
-    model: str | None = None
-    # The key to send to ``base_url``; kept out of reprs and dumps so it never lands in logs or rows.
-    api_key: str | None = Field(default=None, repr=False, exclude=True)
-    sampling_params: dict[str, Any] = Field(default_factory=dict)
-    limits: dict[str, Any] = Field(default_factory=dict)
-    _http_client: Any = PrivateAttr(default=None)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _reference_fields(cls, data: Any) -> Any:
-        """Accept the reference's ``model_resource`` and ``rollout_extra`` as constructor fields."""
-        if not isinstance(data, dict) or not ({"model_resource", "rollout_extra"} & data.keys()):
-            return data
-        data = dict(data)
-        resource = data.pop("model_resource", None)
-        if resource is not None:
-            fields = resource.model_dump() if isinstance(resource, BaseModel) else dict(resource)
-            data.setdefault("model", fields.get("model_name"))
-            data.setdefault("base_url", fields.get("base_url"))
-            data.setdefault("api_key", fields.get("api_key"))
-        extra = data.pop("rollout_extra", None)
-        if extra is not None:
-            data["metadata"] = {**dict(extra), **dict(data.get("metadata") or {})}
-        return data
-
-    @property
-    def model_resource(self) -> ModelResource:
-        """The policy endpoint as the reference's processors read it."""
-        return ModelResource(model_name=self.model, base_url=self.base_url, api_key=self.api_key)
-
-    @property
-    def rollout_extra(self) -> dict[str, Any]:
-        """The task's metadata, passed through to the output (the reference's name)."""
-        return self.metadata
-
-    @property
-    def http_client(self) -> Any:
-        """An ``httpx.AsyncClient`` to pass to the OpenAI client, or None to let it open its own.
-
-        Set when the gateway runs in this process and is reached in memory rather than over TCP.
-        """
-        return self._http_client
-
-    def with_http_client(self, client: Any) -> RolloutInput:
-        """This input, carrying ``client`` for in-memory calls to ``base_url``."""
-        self._http_client = client
-        return self
-
-
-class RolloutOutput(BaseModel):
-    """What a processor returns: the conversation, the final response and its metrics.
-
-    The reference's shape is accepted too: ``agent_output`` (``messages``, ``rollout_extra``,
-    ``rollout_metrics``) with ``status`` ``SUCCESS``/``FAILED`` (or a ``TaskStatus``-like enum).
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str = ""
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    response: str = ""
-    status: str = "ok"
-    error: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    rollout_metrics: dict[str, float] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _agent_output(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or "agent_output" not in data:
-            return data
-        data = dict(data)
-        agent = data.pop("agent_output")
-        agent = agent.model_dump() if isinstance(agent, BaseModel) else dict(agent or {})
-        status = getattr(data.get("status"), "value", data.get("status"))
-        failed = str(status or "").upper() in ("FAILED", "FAIL", "ERROR")
-        messages = list(agent.get("messages") or [])
-        last = str((messages[-1] if messages else {}).get("content") or "")
-        return {**data, "messages": messages, "metadata": dict(agent.get("rollout_extra") or {}),
-                "rollout_metrics": dict(agent.get("rollout_metrics") or {}), "response": last,
-                "status": "error" if failed else "ok"}
-
 
 class ProcessorSpec(BaseModel):
     """Which processor to load and the runtime bounds it runs under."""
@@ -170,9 +75,7 @@ def _tool_call_count(messages: list[dict[str, Any]]) -> int:
 
 def _fallback(inp: RolloutInput, exc: BaseException) -> RolloutOutput:
     reason = "timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
-    detail = f"{reason}: {exc}" if str(exc) else reason
-    return RolloutOutput(id=inp.id, messages=list(inp.messages), status="error", error=detail,
-                         response=f"{ROLLOUT_ERROR_PREFIX} {detail}")
+    return rollout_error_output(inp, f"{reason}: {exc}" if str(exc) else reason)
 
 
 class ProcessorRuntime:
@@ -216,9 +119,9 @@ class ProcessorRuntime:
                 out = await self._call(inp)
         except Exception as exc:  # noqa: BLE001 - user code: any failure becomes a ROLLOUT_ERROR record
             out = _fallback(inp, exc)
-        out.id = out.id or inp.id
-        out.rollout_metrics = {**out.rollout_metrics, "latency_s": time.perf_counter() - started,
-                               "tool_call_count": float(_tool_call_count(out.messages))}
+        agent = out.agent_output
+        agent.rollout_metrics = {**agent.rollout_metrics, "latency_s": time.perf_counter() - started,
+                                 "tool_call_count": float(_tool_call_count(agent.messages))}
         return out
 
     async def _call(self, inp: RolloutInput) -> RolloutOutput:

@@ -37,6 +37,7 @@ from shared.auth import create_key, revoke_key
 from shared.clients import (
     Endpoints,
     EnvsClient,
+    FunctionsClient,
     GatewayClient,
     OpenEnvSession,
     RewardClient,
@@ -332,6 +333,20 @@ class ServiceLink:
         if "reward" not in self._clients:
             self._clients["reward"] = await RewardClient.open(self.endpoints, api_key=self.api_key)
         client: RewardClient = self._clients["reward"]
+        return client
+
+    async def gateway(self) -> GatewayClient:
+        """The gateway's client (a teacher is one of its models)."""
+        if "gateway" not in self._clients:
+            self._clients["gateway"] = await GatewayClient.open(self.endpoints, api_key=self.api_key)
+        client: GatewayClient = self._clients["gateway"]
+        return client
+
+    async def functions(self) -> FunctionsClient:
+        """The functions service's client."""
+        if "functions" not in self._clients:
+            self._clients["functions"] = await FunctionsClient.open(self.endpoints, api_key=self.api_key)
+        client: FunctionsClient = self._clients["functions"]
         return client
 
     def env_headers(self, base_url: str) -> dict[str, str]:

@@ -173,6 +173,7 @@ def _row(job_id: uuid.UUID, group_id: uuid.UUID, task_id: str, t: Trajectory, at
             "prompt_ids": tokens.prompt_ids if tokens else None,
             "response_ids": tokens.response_ids if tokens else None,
             "loss_mask": tokens.loss_mask if tokens else None, "logprobs": tokens.logprobs if tokens else None,
+            "teacher_logprobs": (tokens.teacher_logprobs or None) if tokens else None,
             "weight_version": tokens.weight_version if tokens else None,
             "steps": data.get("steps", []), "meta": t.metadata}
 

@@ -24,7 +24,8 @@ async def create_rollout(body: RolloutJobCreate, request: Request, session: Sess
     # The caller's own key asks the tools service whether it offers the job's tools.
     auth = request.headers.get("authorization", "")
     await service.check_services(body, state, api_key=auth[7:].strip() if auth[:7].lower() == "bearer " else None)
-    return await service.create_job(session, dispatcher, body, processor_modules=settings.rollout_processor_modules)
+    return await service.create_job(session, dispatcher, body, processor_modules=settings.rollout_processor_modules,
+                                    reward_modules=settings.reward_processor_modules)
 
 
 @router.get("/v1/rollouts/{job_id}", response_model=RolloutJobRead)

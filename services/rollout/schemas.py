@@ -15,8 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from services.rollout.processors import ProcessorSpec
-from shared.schema import Message, SamplingParams, ToolInfo
+from shared.schema import Message, SamplingParams, TeacherSpec, ToolInfo
 from shared.schema.budgets import RolloutLimits
+from shared.schema.functions import RewardFunctionComponent, RolloutFunctionComponent
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -137,6 +138,25 @@ class RolloutRunSpec(BaseModel):
     shard_size: int = Field(4, ge=1, le=1000)
     #: A user rollout processor that runs each member instead of the built-in engine.
     processor: ProcessorSpec | None = None
+    #: An uploaded rollout function component (``fcmodel.package_id`` from ``POST /v1/functions``) that
+    #: runs each member in the functions service's workers instead of the built-in engine.
+    function: RolloutFunctionComponent | None = None
+    #: On-policy distillation: a teacher (a gateway model) scores every sampled token of every member.
+    teacher: TeacherSpec | None = None
+    #: Reward processors (the reference's reward components), added to ``reward`` by weight.
+    reward_functions: list[RewardFunctionComponent] | None = Field(None, max_length=32)
+
+    @field_validator("reward_functions")
+    @classmethod
+    def _reward_functions(cls, comps: list[RewardFunctionComponent] | None) -> list[RewardFunctionComponent] | None:
+        if not comps:
+            return comps
+        names = [c.name for c in comps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"reward function names must be unique: {names}")
+        if sum(c.weight for c in comps) == 0:
+            raise ValueError("reward function weights sum to 0: nothing would be scored")
+        return comps
 
     @field_validator("tools")
     @classmethod
@@ -161,8 +181,12 @@ class RolloutRunSpec(BaseModel):
     def _one_tool_source(self) -> RolloutRunSpec:
         if self.tools and self.env is not None:
             raise ValueError("give either tools or env, not both")
-        if self.processor is not None:
+        if self.processor is not None and self.function is not None:
+            raise ValueError("give either processor (in-process) or function (uploaded component), not both")
+        if self.processor is not None or self.function is not None:
             self._processor_alone()
+        if self.function is not None and not self.function.fcmodel.package_id:
+            raise ValueError("function.fcmodel.package_id is required: upload the workspace with POST /v1/functions")
         total = self.limits.max_total_tokens
         if self.sampling.max_tokens is not None and total is not None and self.sampling.max_tokens > total:
             raise ValueError("sampling.max_tokens cannot exceed limits.max_total_tokens")

@@ -26,10 +26,11 @@ from services.rollout.schemas import (
     TrajectoryPage,
 )
 from services.rollout.shard import OpenGroup, ShardRun, settle_job
-from shared.clients import Endpoints, EnvsClient, ToolsClient
+from shared.clients import Endpoints, EnvsClient, FunctionsClient, GatewayClient, ToolsClient
 from shared.db.models import RolloutJobRow, TrajectoryRow
 from shared.errors import NotFound, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
+from shared.schema.functions import RolloutFunctionComponent
 from shared.settings import Settings
 from shared.web import AppState
 
@@ -37,6 +38,7 @@ __all__ = [
     "RUN_SHARD_TASK",
     "cancel_job",
     "check_services",
+    "check_teacher",
     "create_job",
     "fail_shard",
     "job_events",
@@ -58,11 +60,28 @@ def job_read(job: RolloutJobRow) -> RolloutJobRead:
                           cancel_requested=job.cancel_requested, error=job.error, created_at=job.created_at)
 
 
+async def check_teacher(state: AppState, model: str, *, api_key: str | None, param: str = "teacher.model",
+                        role: str = "teacher") -> None:
+    """Refuse a model (the teacher, or the student) the gateway does not serve: 422 naming ``param``."""
+    async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
+        gateway = await GatewayClient.open(endpoints, api_key=api_key)
+        try:
+            served = await gateway.models()
+        finally:
+            await gateway.aclose()
+    if model not in served:
+        raise ValidationFailed(f"the gateway does not serve the {role} {model!r}; it serves: "
+                               f"{', '.join(served) or 'no model'}", param=param)
+
+
 async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str | None) -> None:
-    """Refuse tools the tools service does not offer and envs the envs service does not host (422
-    naming them), asking the services themselves."""
+    """Refuse tools the tools service does not offer, envs the envs service does not host, a function
+    component its package lacks, and a teacher the gateway does not serve (422s naming them), asking the
+    services themselves."""
+    if spec.teacher is not None:
+        await check_teacher(state, spec.teacher.model, api_key=api_key)
     env_name = spec.env.name if spec.env is not None else None
-    if not spec.tools and env_name is None:
+    if not spec.tools and env_name is None and spec.function is None:
         return
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
         if spec.tools:
@@ -75,12 +94,28 @@ async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str 
                 except NotFound:
                     raise ValidationFailed(f"unknown env {env_name!r}: the envs service hosts no env by that name",
                                            param="env.name") from None
+        if spec.function is not None:
+            async with await FunctionsClient.open(endpoints, api_key=api_key) as functions:
+                await _check_function(functions, spec.function)
+
+
+async def _check_function(functions: FunctionsClient, component: RolloutFunctionComponent) -> None:
+    """The package exists and did not fail to build; once built, it has the component's class."""
+    package = await functions.get(str(component.fcmodel.package_id))
+    if package.status == "failed":
+        raise ValidationFailed(f"function.fcmodel.package_id: package {package.package_id} failed to build: "
+                               f"{package.error}", param="function.fcmodel.package_id")
+    classpath = component.fcmodel.classpath.replace(":", ".")
+    if package.status == "ready" and classpath not in package.classpaths:
+        raise ValidationFailed(f"function.fcmodel.classpath: package {package.package_id} has no processor "
+                               f"{classpath!r} (found: {', '.join(package.classpaths) or 'none'})",
+                               param="function.fcmodel.classpath")
 
 
 async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: RolloutJobCreate,
-                     *, processor_modules: Sequence[str] = ()) -> RolloutJobRead:
+                     *, processor_modules: Sequence[str] = (), reward_modules: Sequence[str] = ()) -> RolloutJobRead:
     """Store the job and its groups; one shard task per ``shard_size`` groups, sent after commit."""
-    check_spec(body, processor_modules=processor_modules)
+    check_spec(body, processor_modules=processor_modules, reward_modules=reward_modules)
     tasks = [t.model_dump(mode="json", exclude_none=True) for t in body.tasks]
     job = await repo.add_job(session, body.run_spec().model_dump(mode="json"), tasks,
                              shard_size=body.shard_size)
@@ -172,6 +207,8 @@ def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
         data["tokens"] = {"prompt_ids": row.prompt_ids, "response_ids": row.response_ids,
                           "loss_mask": row.loss_mask, "logprobs": row.logprobs,
                           "weight_version": row.weight_version}
+        if row.teacher_logprobs is not None:
+            data["tokens"]["teacher_logprobs"] = row.teacher_logprobs
     return {**data, "group_id": str(row.group_id), "task_id": row.task_id, "sample_index": row.sample_index,
             "attempt": row.attempt, "reward": reward if reward is not None else row.meta.get("reward")}
 

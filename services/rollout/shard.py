@@ -25,13 +25,14 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.rollout import repository as repo
-from services.rollout.build import build_runtime, needs_services, reward_spec_of
+from services.rollout.build import build_runtime, needs_services, reward_processors_of, reward_spec_of
 from services.rollout.engine import GroupResult
-from services.rollout.processor_run import open_processor_groups
+from services.rollout.processor_run import open_function_groups, open_processor_groups
 from services.rollout.publish import group_entry, mark_published, publish_entry, stream_key
 from services.rollout.remote import ServiceLink, open_service_link
 from services.rollout.schemas import RolloutRunSpec
 from services.rollout.scoring import GroupScores, score_group, truth_of
+from services.rollout.teacher import TeacherScorer
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow
 from shared.errors import ServiceUnavailable, TrajforgeError, UpstreamError
 from shared.schema import Trajectory
@@ -156,6 +157,13 @@ class ShardRun:
                     model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}",
                     sampling=self.spec.sampling, limits=self.spec.limits) as runner:
                 return await self._run_all(runner, groups)
+        if self.spec.function is not None:
+            assert self.link is not None  # needs_services: the shard opened its service link
+            async with open_function_groups(
+                    self.spec.function, self.settings, self.maker, self.link, job_id=self.job_id,
+                    model=self.spec.policy.model, key_name=f"rollout-shard-{self.job_id}",
+                    sampling=self.spec.sampling, limits=self.spec.limits) as runner:
+                return await self._run_all(runner, groups)
         return await self._run_engine(groups, self.link)
 
     async def _run_engine(self, groups: list[OpenGroup], link: ServiceLink | None) -> list[Any]:
@@ -182,6 +190,7 @@ class ShardRun:
         result = await engine.run_group(_prompt(group), self.spec.group_size)
         for traj in result.trajectories:
             traj.group_id = str(group.id)
+        await self._teach(result.trajectories)
         scores = await self._score(result.trajectories, group.task.get("ground_truth"))
         stored = await self._db_call(lambda s: self._store(s, group, result, scores, engine.mode))
         if stored:
@@ -189,6 +198,13 @@ class ShardRun:
             await self._record(group, result, scores)
             await self._publish(group, result)
         return stored
+
+    async def _teach(self, trajs: list[Trajectory]) -> None:
+        """The job's teacher scores every member's sampled tokens (``services.rollout.teacher``)."""
+        if self.spec.teacher is None or self.link is None:
+            return
+        gateway = await self.link.gateway()
+        await TeacherScorer(self.spec.teacher, gateway, guard=self.link.guard).score_all(trajs)
 
     async def _score(self, trajs: list[Trajectory], ground_truth: Any) -> GroupScores:
         """Rewards from the reward service (REST); when it cannot answer, the members stay unscored.
@@ -203,7 +219,8 @@ class ShardRun:
             client = await self.link.reward()
             async with self.link.guard(client):
                 results = await client.score(trajs, self.reward_spec.model_dump(mode="json"),
-                                             ground_truths=[truth] * len(trajs))
+                                             ground_truths=[truth] * len(trajs),
+                                             processors=reward_processors_of(self.spec) or None)
         except (UpstreamError, ServiceUnavailable) as exc:
             _log.warning("reward service unavailable for job %s: %s; trajectories stay unscored",
                          self.job_id, exc)

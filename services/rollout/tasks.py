@@ -7,11 +7,11 @@ from typing import Any
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from services.rollout import service
+from services.rollout import opd, service
 from shared.errors import ServiceUnavailable, UpstreamUnavailable
 from shared.queue import TaskContext, queue_task
 
-__all__ = ["MAX_SHARD_ATTEMPTS", "run_shard"]
+__all__ = ["MAX_SHARD_ATTEMPTS", "run_opd", "run_shard"]
 
 #: Runs of one shard before a transient failure is recorded instead of retried.
 MAX_SHARD_ATTEMPTS = 4
@@ -36,3 +36,9 @@ async def run_shard(ctx: TaskContext, *, job_id: str, shard_index: int) -> dict[
 
 async def _fail(ctx: TaskContext, job_id: str, shard_index: int, exc: BaseException) -> None:
     await service.fail_shard(ctx.sessionmaker, uuid.UUID(job_id), shard_index, f"{type(exc).__name__}: {exc}")
+
+
+@queue_task(opd.RUN_OPD_TASK, transient=_TRANSIENT, max_retries=MAX_SHARD_ATTEMPTS)
+async def run_opd(ctx: TaskContext, *, job_id: str) -> dict[str, Any]:
+    """Run an OPD job's rounds; a redelivered run continues where the stored rounds stop."""
+    return await opd.run_opd(ctx.sessionmaker, ctx.settings, uuid.UUID(job_id))

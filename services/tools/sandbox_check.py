@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from services.tools.sandbox_cgroup import CONTROLLERS
 from services.tools.sandbox_seccomp import syscall_number
+from shared.cgroups import CONTROLLERS
 from shared.errors import SandboxError
 
 if TYPE_CHECKING:

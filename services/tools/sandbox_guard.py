@@ -17,10 +17,10 @@ import os
 from pydantic import BaseModel
 
 from services.tools.results import ExecStatus
-from services.tools.sandbox_cgroup import CgroupUsage, SlotCgroup
 from services.tools.sandbox_limits import SandboxLimits
 from services.tools.sandbox_mounts import SlotStorage
 from services.tools.sandbox_reaper import kill_uid, pids_of_uid
+from shared.cgroups import CgroupUsage, SlotCgroup
 
 __all__ = ["ResetEvidence", "SlotGuard", "ipc_objects_of_uid", "keys_of_uid"]
 

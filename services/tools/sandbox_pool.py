@@ -33,12 +33,12 @@ from pathlib import Path
 from services.tools import sandbox_check
 from services.tools.errors import SandboxUnavailable
 from services.tools.results import ExecutionResult
-from services.tools.sandbox_cgroup import CgroupHost, SlotCgroup, detect_cgroups, pool_group_name
 from services.tools.sandbox_limits import SandboxLimits
 from services.tools.sandbox_profile import bwrap_path
 from services.tools.sandbox_seccomp import seccomp_supported
 from services.tools.sandbox_slot import SandboxSlot
 from services.tools.sandbox_uids import lease_uid
+from shared.cgroups import CgroupHost, SlotCgroup, detect_cgroups, pool_group_name
 from shared.errors import SandboxError
 from shared.settings import Settings
 

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 from services.tools.results import ExecutionResult
-from services.tools.sandbox_cgroup import CgroupHost, SlotCgroup
 from services.tools.sandbox_files import read_nofollow, recreate_dir, write_private
 from services.tools.sandbox_guard import ResetEvidence, SlotGuard
 from services.tools.sandbox_limits import SandboxLimits, clamp_timeout
@@ -20,6 +19,7 @@ from services.tools.sandbox_profile import HOST_ENV, program_argv, sandbox_argv
 from services.tools.sandbox_reaper import wait_uid_empty
 from services.tools.sandbox_seccomp import filter_fd
 from services.tools.sandbox_uids import UidLease
+from shared.cgroups import CgroupHost, SlotCgroup
 from shared.errors import SandboxError
 
 __all__ = ["SandboxSlot"]

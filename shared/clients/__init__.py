@@ -9,7 +9,9 @@
 """
 
 from shared.clients.asgi_ws import ASGIWebSocket, NetworkWebSocket, WebSocketClosed, WebSocketRefused
+from shared.clients.functions import FunctionPackage, FunctionsClient, zip_workspace
 from shared.clients.openenv import OpenEnvSession, parse_step_result, ws_url_of
+from shared.clients.scoring import parse_prompt_logprobs, prompt_logprobs_body
 from shared.clients.services import (
     CleaningClient,
     EnvsClient,
@@ -30,6 +32,8 @@ __all__ = [
     "CleaningClient",
     "Endpoint",
     "Endpoints",
+    "FunctionPackage",
+    "FunctionsClient",
     "EnvsClient",
     "GatewayClient",
     "InProcessApps",
@@ -44,6 +48,9 @@ __all__ = [
     "ToolsClient",
     "WebSocketClosed",
     "WebSocketRefused",
+    "parse_prompt_logprobs",
     "parse_step_result",
+    "prompt_logprobs_body",
     "ws_url_of",
+    "zip_workspace",
 ]

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from shared.client import error_from_response
 from shared.clients.openenv import OpenEnvSession
+from shared.clients.scoring import parse_prompt_logprobs, prompt_logprobs_body
 from shared.clients.transport import Endpoint, Endpoints
 from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
 from shared.schema import ScoredTrajectory, ToolInfo, Trajectory
@@ -80,8 +81,12 @@ class ServiceClient:
         await self.aclose()
 
     async def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-                      retry: bool = True, timeout_s: float | None = None) -> Any:
-        """One call: the parsed JSON body (bytes for other bodies), or the server's error raised."""
+                      retry: bool = True, timeout_s: float | None = None, content: bytes | None = None,
+                      headers: dict[str, str] | None = None) -> Any:
+        """One call: the parsed JSON body (bytes for other bodies), or the server's error raised.
+
+        ``content`` sends raw bytes instead of ``json`` (with ``headers`` such as its content type).
+        """
         last: TrajforgeError | None = None
         tries = self.attempts if retry else 1
         timeout = httpx.Timeout(timeout_s, connect=self.timeout.connect) if timeout_s else self.timeout
@@ -89,7 +94,8 @@ class ServiceClient:
             if attempt:
                 await asyncio.sleep(min(0.2 * 2 ** (attempt - 1), 3.0))
             try:
-                resp = await self.http.request(method, path, json=json, params=params, timeout=timeout)
+                resp = await self.http.request(method, path, json=json, params=params, timeout=timeout,
+                                               content=content, headers=headers)
             except httpx.TimeoutException as exc:
                 last = UpstreamTimeout(f"{self.service} service: {method} {path} timed out ({exc!r})")
                 continue
@@ -139,6 +145,22 @@ class GatewayClient(ServiceClient):
         """Ids of the models the gateway serves."""
         body = await self.request("GET", "/v1/models")
         return [str(m["id"]) for m in (body or {}).get("data") or []]
+
+    async def score_tokens(self, model: str, token_ids: list[int], *,
+                           timeout_s: float | None = None) -> list[float | None]:
+        """Logprob of each token under ``model`` given the ones before it (``None`` first): prompt logprobs."""
+        answer = await self.request("POST", "/v1/completions", json=prompt_logprobs_body(model, token_ids),
+                                    timeout_s=timeout_s)
+        return parse_prompt_logprobs(answer, token_ids)
+
+    async def tokenize_chat(self, model: str, messages: list[dict[str, Any]], *,
+                            tools: list[dict[str, Any]] | None = None) -> list[int]:
+        """Prompt ids of ``messages`` as ``model``'s chat template renders them (generation prompt added)."""
+        body: dict[str, Any] = {"model": model, "messages": messages, "add_generation_prompt": True}
+        if tools:
+            body["tools"] = tools
+        out = await self.request("POST", "/tokenize", json=body)
+        return [int(t) for t in (out or {}).get("tokens") or []]
 
     async def traces(self, session_id: str) -> list[dict[str, Any]]:
         """Every trace row the gateway stored for the session, in order."""
@@ -246,10 +268,13 @@ class RewardClient(ServiceClient):
     service = "reward"
 
     async def score(self, trajectories: list[Trajectory], spec: dict[str, Any],
-                    ground_truths: list[dict[str, Any] | None] | None = None) -> list[ScoredTrajectory]:
-        """Score trajectories with a reward spec (pure: nothing is stored)."""
-        body = {"trajectories": [t.model_dump(mode="json") for t in trajectories], "spec": spec,
-                "ground_truths": ground_truths}
+                    ground_truths: list[dict[str, Any] | None] | None = None,
+                    processors: list[dict[str, Any]] | None = None) -> list[ScoredTrajectory]:
+        """Score trajectories with a reward spec and reward processors by weight (pure: nothing is stored)."""
+        body: dict[str, Any] = {"trajectories": [t.model_dump(mode="json") for t in trajectories], "spec": spec,
+                                "ground_truths": ground_truths}
+        if processors:
+            body["processors"] = processors
         out = await self.request("POST", "/v1/rewards/score", json=body)
         return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 

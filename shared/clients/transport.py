@@ -33,7 +33,7 @@ from shared.settings import Settings
 __all__ = ["APPS", "COMPOSITION_MODULE", "SERVICES", "Endpoint", "Endpoints", "InProcessApps"]
 
 #: Every service a client exists for, in the order of the URL table.
-SERVICES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward")
+SERVICES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward", "functions")
 #: Module whose ``build_in_process_app(service, settings, engine, sessionmaker)`` builds a service's app.
 COMPOSITION_MODULE = "services.app"
 

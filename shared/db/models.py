@@ -14,6 +14,9 @@ Tables (singular snake_case, ``XRow`` classes):
 - ``reward``: one row per (trajectory, component, spec) score, with provenance;
   ``reward_spec`` keeps each spec by its hash so a stored score says exactly
   how it was made.
+- ``opd_job``: an on-policy distillation job (student, teacher, function
+  components, datasets) and its rounds, each a training and a validation
+  rollout job.
 - ``memory``: agent memories per namespace with their embeddings (float32
   bytes), written over REST or by the ``memory_write`` tool, ranked by
   ``memory_search``.
@@ -53,6 +56,7 @@ __all__ = [
     "DedupSignatureRow",
     "GatewayTraceRow",
     "MemoryRow",
+    "OpdJobRow",
     "RewardRow",
     "RewardSpecRow",
     "RolloutJobRow",
@@ -170,6 +174,19 @@ class RolloutJobRow(IdMixin, TimestampMixin, Base):
     error: Mapped[str | None] = mapped_column(Text)
 
 
+class OpdJobRow(IdMixin, TimestampMixin, Base):
+    """An OPD job: its spec, status and rounds (each names its training and validation rollout jobs)."""
+
+    __tablename__ = "opd_job"
+
+    name: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    rounds: Mapped[list[Any]] = mapped_column(default=list)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 class TrajectoryGroupRow(IdMixin, TimestampMixin, Base):
     __tablename__ = "trajectory_group"
     __table_args__ = (UniqueConstraint("job_id", "task_id"),)
@@ -203,6 +220,8 @@ class TrajectoryRow(IdMixin, Base):
     response_ids: Mapped[list[Any] | None] = mapped_column()
     loss_mask: Mapped[list[Any] | None] = mapped_column()
     logprobs: Mapped[list[Any] | None] = mapped_column()
+    #: A teacher's logprob of each response token (on-policy distillation), aligned like ``logprobs``.
+    teacher_logprobs: Mapped[list[Any] | None] = mapped_column()
     weight_version: Mapped[str | None] = mapped_column(String(100))
     steps: Mapped[list[Any]] = mapped_column(default=list)
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)

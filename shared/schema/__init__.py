@@ -2,7 +2,7 @@
 
 from shared.schema.env import Action, AgentStep, AgentTask, AgentTrajectory, Step, StepResult, to_observation_text
 from shared.schema.errors import OpenAIError, OpenAIErrorBody, Problem
-from shared.schema.jobs import JobProgress, JobStatus, Page
+from shared.schema.jobs import JobProgress, JobStatus, Page, TeacherSpec
 from shared.schema.messages import (
     ContentPart,
     FunctionCall,
@@ -50,6 +50,7 @@ __all__ = [
     "StepResult",
     "to_observation_text",
     "StopReason",
+    "TeacherSpec",
     "TokenData",
     "ToolCall",
     "ToolInfo",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["JobProgress", "JobStatus", "Page"]
+__all__ = ["JobProgress", "JobStatus", "Page", "TeacherSpec"]
 
 JobStatus = Literal["pending", "running", "succeeded", "failed", "cancelled"]
 
@@ -37,3 +37,24 @@ class Page(BaseModel):
     items: list[Any]
     next_cursor: str | None = None
     total: int | None = None
+
+
+class TeacherSpec(BaseModel):
+    """A rollout job's teacher: a model the gateway serves, scoring every sampled student token.
+
+    The teacher sees the student's own prompt and response token ids (token in, never
+    re-tokenised), or, with ``system_prompt``, the same conversation under that system
+    message (its prompt rendered by the teacher's chat template; the response ids stay the
+    student's). Teacher and student must share a tokenizer. ``distill_weight`` and
+    ``reward_weight`` weigh the per-token distillation advantage against the reward
+    advantage in the export's ``advantages`` column.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, max_length=300)
+    system_prompt: str | None = Field(None, min_length=1, max_length=20000)
+    distill_weight: float = Field(1.0, ge=0.0, le=1000.0)
+    reward_weight: float = Field(1.0, ge=0.0, le=1000.0)
+    #: Seconds one scoring call may take before the trajectory is stored without teacher logprobs.
+    timeout_s: float = Field(300.0, gt=0, le=3600)

@@ -3,7 +3,9 @@
 A cleaning row is a ``Trajectory`` without the rollout fields. Token data is
 the engine's own (token in, token out): ``prompt_ids`` + ``response_ids`` with
 ``loss_mask`` 1 on sampled tokens and 0 on template/tool tokens, ``logprobs``
-aligned to ``response_ids`` (``None`` on non-sampled slots).
+aligned to ``response_ids`` (``None`` on non-sampled slots). ``teacher_logprobs``
+(on-policy distillation) are a teacher's logprobs of the same tokens, aligned the
+same way.
 """
 
 from __future__ import annotations
@@ -90,14 +92,16 @@ class TokenData(BaseModel):
     loss_mask: list[int] = Field(default_factory=list)
     logprobs: list[float | None] = Field(default_factory=list)
     weight_version: str | None = None
+    #: A teacher's logprob of each response token (``None`` where the policy did not sample it).
+    teacher_logprobs: list[float | None] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _aligned(self) -> TokenData:
         n = len(self.response_ids)
-        if self.loss_mask and len(self.loss_mask) != n:
-            raise ValueError(f"loss_mask has {len(self.loss_mask)} entries for {n} response ids")
-        if self.logprobs and len(self.logprobs) != n:
-            raise ValueError(f"logprobs has {len(self.logprobs)} entries for {n} response ids")
+        for name in ("loss_mask", "logprobs", "teacher_logprobs"):
+            values = getattr(self, name)
+            if values and len(values) != n:
+                raise ValueError(f"{name} has {len(values)} entries for {n} response ids")
         return self
 
     @property

@@ -57,6 +57,8 @@ def error_response(
         "instance": path,
         "request_id": current_request_id(),
     }
+    if param:  # an extension member: which request field the error is about
+        problem["param"] = param
     if errors:
         problem["errors"] = errors
     return SafeJSONResponse(problem, status_code=status, headers=headers, media_type="application/problem+json")

@@ -118,7 +118,7 @@ async def test_a_dotted_classpath_outside_the_allow_list_is_refused(settings: Se
 
 
 async def test_the_reference_mock_input_runs_the_processor_locally(workspace: Path) -> None:
-    from services.rollout.processors import ModelResource, RolloutInput
+    from shared.functions import ModelResource, RolloutInput
     from tests.seeds.seed_support import scripted_server
 
     processor_cls = load_object(CLASSPATH, allowed=["functions"])
@@ -130,6 +130,7 @@ async def test_the_reference_mock_input_runs_the_processor_locally(workspace: Pa
             rollout_extra={"sample_id": "test-001"},
         )
         output = await processor_cls().process(mock_input)
-    assert output.status == "ok" and output.metadata["sample_id"] == "test-001"
-    assert output.metadata["seen_tool_args"] == [{"item_id": "P100"}]
-    assert output.messages[-1]["tool_calls"][0]["function"]["name"] == "query_status"
+    extra = output.agent_output.rollout_extra
+    assert output.status == "SUCCESS" and extra["sample_id"] == "test-001"
+    assert extra["seen_tool_args"] == [{"item_id": "P100"}]
+    assert output.agent_output.messages[-1]["tool_calls"][0]["function"]["name"] == "query_status"

@@ -39,7 +39,8 @@ from services.inference.backends.base import (
     WeightSource,
     WeightTransfer,
 )
-from shared.errors import NotFound, TrajforgeError, UpstreamError
+from shared.clients.scoring import parse_prompt_logprobs, prompt_logprobs_body
+from shared.errors import NotFound, TrajforgeError
 from shared.schema import SamplingParams
 
 __all__ = ["OpenAIBackend", "VLLMBackend", "VLLMPDBackend"]
@@ -136,13 +137,9 @@ class VLLMBackend(OpenAIBackend):
     async def get_logprobs(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
         """Score ``completion_ids`` after ``prompt_ids`` with ``prompt_logprobs``."""
         ids = [*prompt_ids, *completion_ids]
-        body = {"model": await self._model_name(), "prompt": ids, "max_tokens": 1, "temperature": 0.0,
-                "prompt_logprobs": 0}
-        answer = await self.http.post_json("/v1/completions", body)
-        entries = answer["choices"][0].get("prompt_logprobs") or []
-        if len(entries) != len(ids):
-            raise UpstreamError(f"Upstream returned {len(entries)} prompt logprobs for {len(ids)} tokens.")
-        return [float(entries[i][str(ids[i])]["logprob"]) for i in range(len(prompt_ids), len(ids))]
+        answer = await self.http.post_json("/v1/completions", prompt_logprobs_body(await self._model_name(), ids))
+        scores = parse_prompt_logprobs(answer, ids)[len(prompt_ids):]
+        return [float(s) for s in scores if s is not None]
 
     async def update_weights(self, source: WeightSource) -> None:
         """New weights between ``pause(mode="wait")`` and ``resume``: a directory reload or a transfer round."""

@@ -95,7 +95,7 @@ async def _new_key(settings: Settings) -> str:
 
 
 async def _distilled_copy(settings: Settings, trajectory_id: str) -> str:
-    """A copy of a stored trajectory with teacher logprobs in its metadata (as a distillation run stores them)."""
+    """A copy of a stored trajectory with teacher logprobs beside its own (as a distillation run stores them)."""
     import uuid
 
     from shared.db.models import TrajectoryRow
@@ -110,8 +110,8 @@ async def _distilled_copy(settings: Settings, trajectory_id: str) -> str:
             copy = TrajectoryRow(job_id=row.job_id, group_id=None, task_id=row.task_id, sample_index=99,
                                  stop_reason=row.stop_reason, turns=row.turns, messages=row.messages,
                                  tools=row.tools, prompt_ids=row.prompt_ids, response_ids=row.response_ids,
-                                 loss_mask=row.loss_mask, logprobs=row.logprobs, steps=row.steps,
-                                 meta={**row.meta, "teacher_logprobs": teacher})
+                                 loss_mask=row.loss_mask, logprobs=row.logprobs, teacher_logprobs=teacher,
+                                 steps=row.steps, meta=row.meta)
             session.add(copy)
             await session.commit()
             return str(copy.id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from services.reward.processors import RewardInput, RewardOutput
+from shared.functions import Reward, RewardInput, RewardOutput
 
 
 class LengthProcessor:
@@ -15,7 +15,8 @@ class LengthProcessor:
 
     def process(self, inp: RewardInput) -> RewardOutput:
         """Score by message count."""
-        return RewardOutput(reward_score=self.scale * len(inp.trajectory.messages), reward_metrics={"messages": 2.0})
+        return RewardOutput(reward=Reward(reward_score=self.scale * len(inp.agent_output.messages),
+                                          reward_metrics={"messages": 2.0}))
 
 
 class RaisingProcessor:
@@ -23,9 +24,9 @@ class RaisingProcessor:
 
     def process(self, inp: RewardInput) -> RewardOutput:
         """Raise on a marked trajectory, score 1 otherwise."""
-        if inp.trajectory.messages and "boom" in str(inp.trajectory.messages[0].content):
+        if inp.agent_output.messages and "boom" in str(inp.agent_output.messages[0].get("content")):
             raise RuntimeError("boom from user code")
-        return RewardOutput(reward_score=1.0)
+        return RewardOutput(reward=Reward(reward_score=1.0))
 
 
 class HangingProcessor:
@@ -34,12 +35,12 @@ class HangingProcessor:
     def process(self, inp: RewardInput) -> RewardOutput:
         """Sleep past the caller's timeout."""
         time.sleep(1.5)
-        return RewardOutput(reward_score=1.0)
+        return RewardOutput(reward=Reward(reward_score=1.0))
 
 
 class NaNProcessor:
     """Returns a NaN score."""
 
-    def process(self, inp: RewardInput) -> RewardOutput:
-        """A non-finite score."""
-        return RewardOutput(reward_score=float("nan"))
+    def process(self, inp: RewardInput) -> dict[str, object]:
+        """A non-finite score (as a plain dict: the contract is validated where it is received)."""
+        return {"reward": {"reward_score": float("nan")}, "status": "SUCCESS"}

@@ -99,7 +99,7 @@ async def test_token_data_and_teacher_logprobs_come_back(client: httpx.AsyncClie
     await session.flush()
     row = TrajectoryRow(job_id=job.id, group_id=group.id, task_id="t", messages=[{"role": "user", "content": "x"}],
                         prompt_ids=[1, 2], response_ids=[3, 4, 5], loss_mask=[1, 0, 1], logprobs=[-0.1, None, -0.3],
-                        meta={"teacher_logprobs": [-0.2, None, -0.1], "advantage": 0.5})
+                        teacher_logprobs=[-0.2, None, -0.1], meta={"advantage": 0.5})
     session.add(row)
     await session.commit()
     detail = (await client.get(f"/v1/trajectories/{row.id}")).json()

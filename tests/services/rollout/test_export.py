@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from services.rollout.export import PARQUET_SCHEMA, ExportItem, write_jsonl, write_parquet
+from services.rollout.export import PARQUET_SCHEMA, DistillWeights, ExportItem, jsonl_row, write_jsonl, write_parquet
 from shared.schema import Trajectory
 
 MESSAGES = [
@@ -97,3 +97,25 @@ def test_jsonl_rows_are_trajectory_rows_plus_reward_and_advantage() -> None:
     assert lines[0]["tokens"]["loss_mask"] == [1, 1, 0, 0, 1]
     assert lines[2]["reward"] is None and "tokens" not in lines[2]
     assert Trajectory.model_validate(lines[1]).tokens is not None  # a row reads back as a Trajectory
+
+
+def test_distillation_columns_weigh_teacher_minus_student_on_sampled_tokens() -> None:
+    traj = _traj(0)
+    assert traj.tokens is not None
+    traj.tokens.teacher_logprobs = [-0.25, -1.0, None, None, -0.5]
+    items = [ExportItem(traj, task_id="task-a", reward=1.0, advantage=2.0,
+                        distill=DistillWeights(reward_weight=0.5, distill_weight=2.0)),
+             ExportItem(_traj(1), task_id="task-a", reward=0.0, advantage=-1.0,
+                        distill=DistillWeights(reward_weight=0.5, distill_weight=2.0))]
+    buf = io.BytesIO()
+    write_parquet(items, buf)
+    taught, untaught = pq.read_table(io.BytesIO(buf.getvalue())).to_pylist()
+    # teacher - student: +0.25 and -0.75 on the first two sampled tokens, +0.5 on the last; 0 off-policy.
+    assert taught["distill_advantages"] == [0.25, -0.75, 0.0, 0.0, 0.5]
+    assert taught["teacher_logprobs"] == [-0.25, -1.0, None, None, -0.5]
+    assert taught["advantages"] == [0.5 * 2.0 + 2.0 * 0.25, 0.5 * 2.0 - 2.0 * 0.75, 0.0, 0.0, 0.5 * 2.0 + 2.0 * 0.5]
+    # A member the teacher could not score keeps its reward advantage only (weighted), no distillation.
+    assert untaught["teacher_logprobs"] == [] and untaught["distill_advantages"] == []
+    assert untaught["advantages"] == [-0.5, -0.5, 0.0, 0.0, -0.5]
+    line = jsonl_row(items[0])
+    assert line["distill_advantages"] == taught["distill_advantages"] and line["tokens"]["teacher_logprobs"]

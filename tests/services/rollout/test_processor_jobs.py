@@ -166,7 +166,8 @@ async def test_failing_and_hanging_processors_become_rollout_errors(harness: Har
             assert item["stop_reason"] == "api_error" and item.get("tokens") is None
             assert meta["error_code"] == "rollout_error" and meta["error"] == reason
             assert meta["response"] == f"ROLLOUT_ERROR: {reason}" and meta["policy_calls"] == 0
-            assert item["messages"] == [{"role": "user", "content": QUESTION}]
+            assert item["messages"] == [{"role": "user", "content": QUESTION},
+                                        {"role": "assistant", "content": f"ROLLOUT_ERROR: {reason}"}]
 
 
 @pytest.mark.parametrize(("classpath", "modules", "needle"), [

@@ -22,7 +22,7 @@ USER_CODE = '''
 import asyncio
 import time
 
-from services.rollout.processors import RolloutInput, RolloutOutput
+from shared.functions import AgentOutput, RolloutInput, RolloutOutput
 
 
 class Echo:
@@ -38,13 +38,13 @@ class Echo:
         msgs = inp.messages + [{"role": "assistant", "content": None, "tool_calls": [call, call]},
                                {"role": "tool", "tool_call_id": "c1", "content": "r"},
                                {"role": "assistant", "content": self.greeting}]
-        return RolloutOutput(messages=msgs, response=self.greeting)
+        return RolloutOutput(agent_output=AgentOutput(messages=msgs))
 
 
 class SyncDict:
     def process(self, inp):
         time.sleep(0.01)
-        return {"response": inp.id.upper()}
+        return {"agent_output": {"messages": [{"role": "assistant", "content": inp.id.upper()}]}}
 
 
 class NoProcess:
@@ -69,28 +69,30 @@ def inp(i: str = "a", **meta: object) -> RolloutInput:
 async def test_loaded_processor_runs_with_metrics(user_pkg: str) -> None:
     rt = ProcessorRuntime(ProcessorSpec(classpath=f"{user_pkg}:Echo", init_kwargs={"greeting": "yo"}))
     out = await rt.process(inp())
-    assert out.response == "yo" and out.status == "ok" and out.id == "a"
-    assert out.rollout_metrics["tool_call_count"] == 2 and out.rollout_metrics["latency_s"] >= 0
+    assert out.agent_output.response == "yo" and out.status == "SUCCESS" and not out.failed
+    metrics = out.agent_output.rollout_metrics
+    assert metrics["tool_call_count"] == 2 and metrics["latency_s"] >= 0
 
 
 async def test_sync_processor_returning_a_dict(user_pkg: str) -> None:
     rt = ProcessorRuntime(ProcessorSpec(classpath=f"{user_pkg}:SyncDict"))
     outs = await rt.process_many([inp("a"), inp("b")])
-    assert [o.response for o in outs] == ["A", "B"]
+    assert [o.agent_output.response for o in outs] == ["A", "B"]
 
 
 async def test_raising_processor_gives_rollout_error(user_pkg: str) -> None:
     rt = ProcessorRuntime(ProcessorSpec(classpath=f"{user_pkg}:Echo"))
     out = await rt.process(inp(**{"raise": True}))
-    assert out.response == f"{ROLLOUT_ERROR_PREFIX} ValueError: bad input" and out.status == "error"
-    assert out.messages == [{"role": "user", "content": "q"}]
+    assert out.agent_output.response == f"{ROLLOUT_ERROR_PREFIX} ValueError: bad input" and out.status == "FAILED"
+    assert out.agent_output.messages[:-1] == [{"role": "user", "content": "q"}]
+    assert out.error == "ValueError: bad input"
 
 
 async def test_slow_processor_times_out_into_rollout_error(user_pkg: str) -> None:
     rt = ProcessorRuntime(ProcessorSpec(classpath=f"{user_pkg}:Echo", timeout_s=0.05))
     out = await rt.process(inp(sleep=5))
-    assert out.response.startswith(f"{ROLLOUT_ERROR_PREFIX} timeout")
-    assert out.rollout_metrics["latency_s"] < 1
+    assert out.agent_output.response.startswith(f"{ROLLOUT_ERROR_PREFIX} timeout")
+    assert out.agent_output.rollout_metrics["latency_s"] < 1
 
 
 async def test_concurrency_and_capacity_bounds(user_pkg: str) -> None:
@@ -98,7 +100,7 @@ async def test_concurrency_and_capacity_bounds(user_pkg: str) -> None:
     started = asyncio.get_running_loop().time()
     outs = await rt.process_many([inp(str(i), sleep=0.1) for i in range(4)])
     assert asyncio.get_running_loop().time() - started >= 0.19  # 4 items, 2 at a time
-    assert all(o.status == "ok" for o in outs)
+    assert all(o.status == "SUCCESS" for o in outs)
     held = [asyncio.create_task(rt.process(inp(str(i), sleep=0.2))) for i in range(3)]
     await asyncio.sleep(0.01)
     with pytest.raises(RateLimited):

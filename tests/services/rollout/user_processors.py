@@ -11,7 +11,7 @@ from typing import Any
 
 from openai import AsyncOpenAI
 
-from services.rollout.processors import RolloutInput, RolloutOutput
+from shared.functions import AgentOutput, RolloutInput, RolloutOutput
 
 FOLLOW_UP = "Now say it in three words."
 
@@ -23,19 +23,20 @@ class TwoTurnChat:
         self.max_tokens = max_tokens
 
     async def process(self, inp: RolloutInput) -> RolloutOutput:
-        """Run the conversation through ``inp.base_url`` and return it."""
-        client = AsyncOpenAI(base_url=inp.base_url, api_key=inp.api_key, http_client=inp.http_client,
+        """Run the conversation through ``inp.model_resource.base_url`` and return it."""
+        resource = inp.model_resource
+        client = AsyncOpenAI(base_url=resource.base_url, api_key=resource.api_key, http_client=inp.http_client,
                              max_retries=0)
         messages: list[dict[str, Any]] = list(inp.messages)
         async with client:
             for turn in range(2):
                 reply = await client.chat.completions.create(
-                    model=inp.model or "", messages=messages,  # type: ignore[arg-type]
+                    model=resource.model_name, messages=messages,  # type: ignore[arg-type]
                     max_tokens=self.max_tokens, temperature=0)
                 messages.append({"role": "assistant", "content": reply.choices[0].message.content or ""})
                 if turn == 0:
                     messages.append({"role": "user", "content": FOLLOW_UP})
-        return RolloutOutput(messages=messages, response=messages[-1]["content"])
+        return RolloutOutput(agent_output=AgentOutput(messages=messages))
 
 
 class Explodes:
@@ -60,16 +61,17 @@ class EditsHistory(TwoTurnChat):
 
     async def process(self, inp: RolloutInput) -> RolloutOutput:
         """Like ``TwoTurnChat``, but the history it sends back is not what the policy said."""
-        client = AsyncOpenAI(base_url=inp.base_url, api_key=inp.api_key, http_client=inp.http_client,
+        resource = inp.model_resource
+        client = AsyncOpenAI(base_url=resource.base_url, api_key=resource.api_key, http_client=inp.http_client,
                              max_retries=0)
         messages: list[dict[str, Any]] = list(inp.messages)
         async with client:
             for turn in range(2):
                 reply = await client.chat.completions.create(
-                    model=inp.model or "", messages=messages,  # type: ignore[arg-type]
+                    model=resource.model_name, messages=messages,  # type: ignore[arg-type]
                     max_tokens=self.max_tokens, temperature=0)
                 text = reply.choices[0].message.content or ""
                 messages.append({"role": "assistant", "content": "Edited: " + text if turn == 0 else text})
                 if turn == 0:
                     messages.append({"role": "user", "content": FOLLOW_UP})
-        return RolloutOutput(messages=messages, response=messages[-1]["content"])
+        return RolloutOutput(agent_output=AgentOutput(messages=messages))

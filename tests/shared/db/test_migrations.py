@@ -16,7 +16,7 @@ from shared.db.migrate import downgrade, head_revision, upgrade
 from tests.conftest import create_database, drop_database
 
 TABLES = {"api_key", "task_execution", "dataset", "dataset_row", "cleaning_job", "cleaned_row", "dedup_signature",
-          "rollout_job", "trajectory_group", "trajectory", "gateway_trace", "reward", "reward_spec"}
+          "rollout_job", "trajectory_group", "trajectory", "gateway_trace", "reward", "reward_spec", "opd_job"}
 
 # Unique per run: two runs on one server must not drop each other's database.
 _MIGRATIONS_DB = f"trajforge_test_migrations_{uuid.uuid4().hex[:8]}"

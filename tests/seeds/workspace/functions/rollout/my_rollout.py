@@ -11,10 +11,10 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from functions.tool_spec import SYSTEM_PROMPT, TOOL_DEFINITIONS
-from services.rollout.processors import RolloutInput, RolloutOutput
+from shared.functions import AbstractRolloutProcessor, RolloutInput, RolloutOutput
 
 
-class MyRolloutProcessor:
+class MyRolloutProcessor(AbstractRolloutProcessor):
     """One sampled turn with the workspace's tools; failures become a ROLLOUT_ERROR record."""
 
     def setup(self) -> None:

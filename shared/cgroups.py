@@ -1,4 +1,4 @@
-"""A control group per sandbox slot: memory, pids and CPU capped and accounted.
+"""A control group per isolated unit (a sandbox slot, a function worker): memory, pids and CPU capped.
 
 rlimits are per process, so a call that spreads over many processes, or
 that holds memory ``RLIMIT_AS`` never sees (tmpfs and ``/dev/shm`` pages,
@@ -28,15 +28,15 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from services.tools.sandbox_limits import SandboxLimits
 from shared.errors import SandboxError
 
 __all__ = [
     "CONTROLLERS",
     "CgroupHost",
     "CgroupUsage",
+    "GroupLimits",
     "SlotCgroup",
     "detect_cgroups",
     "pool_group_name",
@@ -44,6 +44,17 @@ __all__ = [
 
 CONTROLLERS: tuple[str, ...] = ("memory", "pids", "cpu", "cpuacct")
 _CFS_PERIOD_US = 100_000
+
+
+class GroupLimits(Protocol):
+    """What a group is capped at (``SandboxLimits`` and the function runtime both provide it)."""
+
+    @property
+    def cpu_cores(self) -> float: ...
+    @property
+    def memory_bytes(self) -> int: ...
+    @property
+    def max_processes(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -190,7 +201,7 @@ class SlotCgroup:
     dirs: dict[str, Path] = field(default_factory=dict)
 
     @classmethod
-    def create(cls, host: CgroupHost, *, parent: str, name: str, limits: SandboxLimits) -> SlotCgroup:
+    def create(cls, host: CgroupHost, *, parent: str, name: str, limits: GroupLimits) -> SlotCgroup:
         """Make ``parent/name`` under each controller and apply ``limits``."""
         group = cls(host=host, name=name)
         try:
@@ -215,7 +226,7 @@ class SlotCgroup:
         """The distinct ``cgroup.procs`` files a new process is written into."""
         return sorted({str(path / "cgroup.procs") for path in self.dirs.values()})
 
-    def configure(self, limits: SandboxLimits) -> None:
+    def configure(self, limits: GroupLimits) -> None:
         """Write the memory, pids and CPU quota limits."""
         quota = int(limits.cpu_cores * _CFS_PERIOD_US)
         if self.host.version == 2:
@@ -354,7 +365,7 @@ class SlotCgroup:
         self.dirs.clear()
 
 
-def pool_group_name() -> str:
-    """A parent group name unique to one pool of one process."""
-    return f"trajforge-sandbox-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+def pool_group_name(kind: str = "sandbox") -> str:
+    """A parent group name unique to one pool of one process (``kind`` says whose: sandbox, functions)."""
+    return f"trajforge-{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
