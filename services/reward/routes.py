@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 
 from services.reward.advantage_service import compute_advantages
-from services.reward.recording import record_results
 from services.reward.deps import functions_client
+from services.reward.recording import record_results
 from services.reward.rescore import read_progress, start_rescore
 from services.reward.schemas import (
     AdvantagesRequest,

@@ -315,7 +315,7 @@ class ServiceLink:
         return client
 
     async def gateway(self) -> GatewayClient:
-        """The gateway's client: the job's policy calls, each stored as a trace."""
+        """The gateway's client: the job's policy calls (each stored as a trace) and its teacher."""
         if "gateway" not in self._clients:
             self._clients["gateway"] = await GatewayClient.open(self.endpoints, api_key=self.api_key)
         client: GatewayClient = self._clients["gateway"]
@@ -333,13 +333,6 @@ class ServiceLink:
         if "reward" not in self._clients:
             self._clients["reward"] = await RewardClient.open(self.endpoints, api_key=self.api_key)
         client: RewardClient = self._clients["reward"]
-        return client
-
-    async def gateway(self) -> GatewayClient:
-        """The gateway's client (a teacher is one of its models)."""
-        if "gateway" not in self._clients:
-            self._clients["gateway"] = await GatewayClient.open(self.endpoints, api_key=self.api_key)
-        client: GatewayClient = self._clients["gateway"]
         return client
 
     async def functions(self) -> FunctionsClient:
