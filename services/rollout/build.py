@@ -58,17 +58,29 @@ _POLICY_TIMEOUT_S = 600.0
 
 
 def reward_spec_of(spec: RolloutRunSpec) -> RewardSpec | None:
-    """The job's reward spec, or None when it asks for no scoring (reward functions alone: an empty spec)."""
+    """The job's reward spec, or None when it asks for no scoring (reward functions alone: an empty spec).
+
+    Reward functions that name an uploaded package join the spec's ``functions`` (run by the
+    functions service's workers, by weight); the others are in-process processors
+    (``reward_processors_of``).
+    """
+    uploaded = [c for c in spec.reward_functions or [] if c.fcmodel.package_id is not None]
     if spec.reward is not None:
-        return RewardSpec.model_validate(spec.reward)
-    return RewardSpec(components=[]) if spec.reward_functions else None
+        reward = RewardSpec.model_validate(spec.reward)
+    elif spec.reward_functions:
+        reward = RewardSpec(components=[])
+    else:
+        return None
+    if uploaded:
+        reward = reward.model_copy(update={"functions": [*reward.functions, *uploaded]})
+    return reward
 
 
 def reward_processors_of(spec: RolloutRunSpec) -> list[dict[str, Any]]:
-    """The job's reward functions as the reward service's in-process processor refs (weights kept)."""
+    """The job's in-process reward functions as the reward service's processor refs (weights kept)."""
     return [{"classpath": c.fcmodel.classpath, "name": c.name, "weight": c.weight,
              "timeout_s": min(c.timeout, 600.0), "concurrency": min(c.runtime.concurrency, 64)}
-            for c in spec.reward_functions or []]
+            for c in spec.reward_functions or [] if c.fcmodel.package_id is None]
 
 
 def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = (),
@@ -107,11 +119,12 @@ def check_processor(spec: ProcessorSpec, allowed_modules: Sequence[str]) -> None
 
 
 def check_reward_function(comp: RewardFunctionComponent, allowed_modules: Sequence[str], *, param: str) -> None:
-    """Refuse a reward function this deployment cannot run: an in-process classpath outside the allowed modules."""
+    """Refuse a reward function this deployment cannot run: an in-process classpath outside the allowed modules.
+
+    One that names an uploaded package runs in the functions service, which checks it when it scores.
+    """
     if comp.fcmodel.package_id is not None:
-        raise ValidationFailed(f"reward component {comp.name!r} names an uploaded package; this rollout service "
-                               "runs reward processors in-process only (TRAJFORGE_REWARD_PROCESSOR_MODULES)",
-                               param=f"{param}.fcmodel.package_id")
+        return
     obj = load_object(comp.fcmodel.classpath, allowed=allowed_modules, what="reward processor",
                       error=ValidationFailed, setting="TRAJFORGE_REWARD_PROCESSOR_MODULES",
                       param=f"{param}.fcmodel.classpath")
