@@ -208,7 +208,8 @@ class SlotCgroup:
             for controller, base in host.dirs.items():
                 top = base / parent
                 if not top.exists():
-                    top.mkdir()
+                    # Two slots of one parent may start at once: the loser of the race finds it made.
+                    top.mkdir(exist_ok=True)
                     if host.version == 2:
                         _enable_v2_subtree(base)
                         _enable_v2_subtree(top)

@@ -195,7 +195,8 @@ class OpenEnvExecutor:
                 self.fatal_error = UpstreamError("the env step was cancelled before its reply; session discarded")
                 raise
         self._record(result)
-        return ToolResult(content=to_observation_text(result.observation))
+        # The step's own reward rides on the result: per-step advantages read it from each turn.
+        return ToolResult(content=to_observation_text(result.observation), reward=float(result.reward or 0.0))
 
     def _action(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         if self.action is None:
