@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -37,9 +39,19 @@ _IN_MEMORY_ROOT = "http://gateway.internal"
 _TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._~-]")
+
+
 def session_id_for(job_id: uuid.UUID | str, task_id: str, member: int, attempt: int) -> str:
-    """The gateway session of one group member's run (a retried run reuses the same session)."""
-    return f"rollout-{job_id}-{task_id}-{member}-{attempt}"
+    """The gateway session of one group member's run (a retried run reuses the same session).
+
+    The id is one URL path segment: a task id with other characters (``org/dataset/32``) is
+    spelled safely and tagged with a hash of the original, so two tasks never share a session.
+    """
+    safe = _UNSAFE.sub("_", task_id)
+    if safe != task_id:
+        safe = f"{safe}~{hashlib.sha1(task_id.encode()).hexdigest()[:8]}"
+    return f"rollout-{job_id}-{safe}-{member}-{attempt}"
 
 
 class GatewayLink:

@@ -167,3 +167,13 @@ async def test_a_job_with_the_default_policy_stores_one_trace_per_policy_call(
                 prompt = row.prompt_token_ids or []
                 assert context[:len(prompt)] == prompt
                 assert context[len(prompt):len(prompt) + len(row.completion_token_ids or [])] == row.completion_token_ids
+
+
+def test_session_ids_are_one_path_segment_and_distinct_per_task() -> None:
+    """A dataset task id with slashes (``org/set/32``) once made the session URL unroutable."""
+    from services.rollout.gateway_link import session_id_for
+
+    a = session_id_for("job", "org/set/32", 0, 0)
+    b = session_id_for("job", "org_set_32", 0, 0)
+    assert "/" not in a and a != b
+    assert session_id_for("job", "plain-id", 1, 0) == "rollout-job-plain-id-1-0"
