@@ -165,3 +165,68 @@ async def test_opd_job_stores_teacher_logprobs_rewards_and_distillation_advantag
         adv = item["metadata"]["advantage"] or 0.0
         assert row["advantages"] == pytest.approx(
             [(adv if m else 0.0) + 0.5 * d for d, m in zip(distill, tokens["loss_mask"], strict=True)], abs=1e-5)
+
+
+@pytest.fixture
+async def uploaded_harness(settings: Settings, engine: AsyncEngine, local_holder: Any, tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The rollout app with no in-process processors: components come only from uploaded packages."""
+    monkeypatch.setattr(inference_service, "_holder", local_holder)
+    async with _harness(settings, engine, gateway_config=_gateway_config(tmp_path, local_holder.served_name),
+                        functions_dir=tmp_path / "functions", reward_processor_modules=[],
+                        rollout_processor_modules=[]) as h:
+        yield h
+
+
+@pytest.mark.timeout(1500)  # the real model on a shared CPU, and the package's build
+async def test_opd_job_with_uploaded_workspace_stores_teacher_logprobs_rewards_and_advantages(
+        uploaded_harness: Harness, local_holder: Any, tmp_path: Path) -> None:
+    from shared.clients import Endpoints, FunctionsClient
+    from tests.services.functions.conftest import REWARD, ROLLOUT, WORKSPACE
+
+    h = uploaded_harness
+    state = get_app_state(h.app)
+    # The rollout app's test transport serves only its own routes: upload through the functions client.
+    async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints, \
+            await FunctionsClient.open(endpoints, api_key=h.client.headers["authorization"][7:]) as fc:
+        package = await fc.wait_built((await fc.upload_dir(WORKSPACE)).package_id)
+    assert package.status == "ready" and ROLLOUT in package.classpaths and REWARD in package.classpaths, package
+    truth = {"tool_calls": [{"name": "get_order", "arguments": {"order_id": "7"}}]}
+    train = _jsonl(tmp_path / "train.jsonl", [{"id": "t0", "prompt": "Look up order 7.", "ground_truth": truth}])
+    val = _jsonl(tmp_path / "validation.jsonl", [{"id": "v0", "prompt": "Look up order 8.", "ground_truth": truth}])
+    runtime = FunctionComponentRuntime(concurrency=2, capacity=1, max_capacity=1)
+    functions = [
+        RolloutFunctionComponent(name="rollout", timeout=1200, runtime=runtime, fcmodel=FunctionComponentModel(
+            package_id=package.package_id, classpath=ROLLOUT)),
+        RewardFunctionComponent(name="tools", weight=1.0, runtime=runtime, fcmodel=FunctionComponentModel(
+            package_id=package.package_id, classpath=REWARD))]
+    client = AgenticRL("http://test", transport=h.client._transport,
+                       api_key=h.client.headers["authorization"][7:])
+    try:
+        result = await client.run(
+            job_name="opd-uploaded", model=local_holder.served_name, teacher_model=TEACHER,
+            training_datasets=[TrainingDataset(file_name=train)], validation_datasets=[ValidationDataset(file_name=val)],
+            functions=functions, hyper_parameters={"rounds": 1, "group_size": 2, "max_tokens": 4, "seed": 1,
+                                                   "distill_weight": 0.5})
+        assert result.status_code == 200 and result.output is not None, result
+        await state.dispatcher.drain()  # type: ignore[attr-defined]
+        job = await client.get(result.output.job_id)
+    finally:
+        await client.aclose()
+    assert job["status"] == "succeeded", job
+    (rnd,) = job["rounds"]
+    h.jobs += [rnd["train_job_id"], rnd["validation_job_id"]]
+    train_m, val_m = rnd["metrics"]["train"], rnd["metrics"]["validation"]
+    assert train_m["trajectories"] == 2 and train_m["failed"] == 0 and train_m["teacher_scored"] == 2, rnd
+    assert val_m["trajectories"] == 1 and val_m["scored"] == 1, rnd
+    items = (await h.client.get(f"/v1/rollouts/{rnd['train_job_id']}/trajectories")).json()["items"]
+    export = await h.client.get(f"/v1/rollouts/{rnd['train_job_id']}/export", params={"format": "parquet"})
+    rows = {r["id"]: r for r in pq.read_table(io.BytesIO(export.content)).to_pylist()}
+    assert len(items) == 2
+    for item in items:
+        tokens = item["tokens"]
+        assert item["metadata"]["teacher"]["status"] == "ok" and item["reward"] is not None
+        assert len(tokens["teacher_logprobs"]) == len(tokens["response_ids"])
+        distill = [t - s if m else 0.0 for s, t, m in
+                   zip(tokens["logprobs"], tokens["teacher_logprobs"], tokens["loss_mask"], strict=True)]
+        assert rows[item["id"]]["distill_advantages"] == pytest.approx(distill, abs=1e-5)
