@@ -34,6 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench import free_port  # noqa: E402
+
 # Built by scripts/litellm_peer_venv.sh (LiteLLM lives apart from the service's own environment).
 LITELLM_VENV = Path(os.environ.get("LITELLM_PEER_VENV", REPO / ".cache" / "litellm-venv"))
 LITELLM_BIN = LITELLM_VENV / "bin" / "litellm"
@@ -74,13 +78,6 @@ def cpu_s(pid: int | None) -> float:
             continue
         total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    """A free loopback port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def serve_upstream(port: int) -> None:

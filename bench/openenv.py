@@ -25,6 +25,10 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import free_port  # noqa: E402
+
 PEER_DIR = ROOT / "tests" / "services" / "envs" / "peer"
 
 
@@ -49,18 +53,10 @@ def _serve_ours(port: int, max_sessions: int, tuned: bool) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **extra)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start(
     kind: str, max_sessions: int, tuned: bool = False
 ) -> tuple[subprocess.Popen[bytes], str, str]:
-    port = _free_port()
+    port = free_port()
     if kind == "ours":
         cmd = [sys.executable, __file__, "--serve-ours", str(port), "--max", str(max_sessions)]
         cmd += ["--tuned"] if tuned else []

@@ -32,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import free_port, wait_up  # noqa: E402
 from bench.openenv import _start, _wait_healthy  # noqa: E402
 from services.envs.builtin import register_builtins  # noqa: E402
 from services.envs.registry import EnvRegistry  # noqa: E402
@@ -137,20 +138,6 @@ async def _run_tools(tools: Any, trajectories: int, turns: int) -> tuple[float, 
     return wall, cpu, len(contents)
 
 
-def _wait_up(url: str) -> None:
-    import httpx
-
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} never answered")
-
-
 async def tools_main(trajectories: int, turns: int, home: str) -> None:
     import os
     import subprocess
@@ -165,13 +152,12 @@ async def tools_main(trajectories: int, turns: int, home: str) -> None:
     env = {**os.environ, "TRAJFORGE_HOME": home, "TRAJFORGE_AUTH_ENABLED": "false", "TRAJFORGE_LOG_LEVEL": "WARNING",
            "PYTHONPATH": str(ROOT)}
     settings = Settings(home=home, auth_enabled=False, log_level="WARNING")
-    from bench.openenv import _free_port
 
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "tools", "--port", str(port)], env=env)
     rows = {}
     try:
-        _wait_up(f"http://127.0.0.1:{port}/healthz")
+        wait_up(f"http://127.0.0.1:{port}/healthz")
         rows["in the worker (ToolManager)"] = await _run_tools(
             ToolManagerExecutor(ToolManager([CalculatorTool()])), trajectories, turns)
         for name, config in (("tools service, in-process app", settings),

@@ -23,37 +23,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+from bench import free_port, wait_up
 
 ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ["run_modes"]
 
 
+
 def _proc_cpu_s(pid: int) -> float:
     """User + system CPU seconds of another process (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_up(url: str, within_s: float = 120) -> None:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} never answered")
 
 
 async def _engine_via_tools(executor: Any, client: Any, args: Any, capacity: int) -> tuple[float, float, int, int]:
@@ -98,13 +79,13 @@ async def run_modes(client: Any, port: int, model: Any, args: Any, modes: list[s
         for mode in modes:
             config, extra_pid = settings, None
             if mode == "split":
-                tools_port = _free_port()
+                tools_port = free_port()
                 env = {**os.environ, "TRAJFORGE_HOME": home, "TRAJFORGE_AUTH_ENABLED": "false",
                        "TRAJFORGE_LOG_LEVEL": "WARNING", "TRAJFORGE_TOOLS_SANDBOX": "optional",
                        "PYTHONPATH": str(ROOT)}
                 proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "tools", "--port",
                                          str(tools_port)], env=env)
-                _wait_up(f"http://127.0.0.1:{tools_port}/healthz")
+                wait_up(f"http://127.0.0.1:{tools_port}/healthz")
                 config = settings.model_copy(update={"tools_url": f"http://127.0.0.1:{tools_port}"})
                 extra_pid = proc.pid
             async with Endpoints(config) as endpoints, await ToolsClient.open(endpoints) as tools:

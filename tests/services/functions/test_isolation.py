@@ -31,6 +31,11 @@ async def _pool(client: httpx.AsyncClient, name: str) -> dict[str, Any]:
     return next(p for p in pools if p["name"] == name)
 
 
+def _require_cgroups() -> None:
+    """The memory limit is a cgroup's: on a host without one this test fails loudly rather than skip."""
+    assert detect_cgroups() is not None, "needs a writable cgroup hierarchy (memory controller) on this host"
+
+
 async def test_crash_fails_only_that_call_and_the_instance_is_replaced(client: httpx.AsyncClient) -> None:
     package_id = (await upload_built(client, sample_zip()))["package_id"]
     body = component(package_id, MISBEHAVING, name="crashy")
@@ -63,8 +68,8 @@ async def test_timeout_cancels_an_async_call_and_kills_a_hung_worker(client: htt
     assert any("worker hung" in e["reason"] for e in pool["events"] if e["direction"] == "replace")
 
 
-@pytest.mark.skipif(detect_cgroups() is None, reason="needs a writable cgroup hierarchy (memory controller)")
 async def test_memory_over_the_limit_is_an_oom_kill_reported_as_such(client: httpx.AsyncClient) -> None:
+    _require_cgroups()
     package_id = (await upload_built(client, sample_zip()))["package_id"]
     body = component(package_id, MISBEHAVING, name="hog", memory_size=128)
     out = await _call(client, package_id, body, do="oom")
@@ -142,8 +147,8 @@ async def test_callers_of_the_same_component_version_share_its_instances(client:
     assert _pid(await _call(client, package_id, other)) != _pid(await _call(client, package_id, job_a))
 
 
-@pytest.mark.skipif(detect_cgroups() is None, reason="needs a writable cgroup hierarchy")
 async def test_closing_the_service_leaves_no_worker_or_cgroup(settings: Any, tmp_path: Any) -> None:
+    _require_cgroups()
     from services.functions.service import FunctionsService
     from shared.schema.functions import RolloutFunctionComponent, RolloutInput
 

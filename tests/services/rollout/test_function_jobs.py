@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -47,18 +46,6 @@ async def harness(settings: Settings, engine: AsyncEngine, tmp_path: Path,
         policy.close()
 
 
-async def _submit(h: Harness, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from shared.web.state import get_app_state
-
-    resp = await h.client.post("/v1/rollouts", json=body)
-    assert resp.status_code == 202, resp.text
-    h.jobs.append(resp.json()["id"])
-    await get_app_state(h.app).dispatcher.drain()  # type: ignore[attr-defined]
-    job = (await h.client.get(f"/v1/rollouts/{h.jobs[-1]}")).json()
-    items = (await h.client.get(f"/v1/rollouts/{h.jobs[-1]}/trajectories")).json()["items"]
-    return job, items
-
-
 async def test_a_job_runs_on_the_component_and_scores_with_weighted_reward_components(
         harness: tuple[Harness, httpx.AsyncClient]) -> None:
     h, functions = harness
@@ -70,7 +57,7 @@ async def test_a_job_runs_on_the_component_and_scores_with_weighted_reward_compo
             "group_size": 2, "sampling": {"temperature": 0.0, "max_tokens": 64},
             "function": component(package_id, ROLLOUT, name="my-rollout", capacity=1, max_capacity=2),
             "reward": {"components": [], "functions": rewards}}
-    job, items = await _submit(h, body)
+    job, items = await h.submit(body)
     assert job["status"] == "succeeded" and job["counts"]["failed"] == 0, (job, [i["metadata"] for i in items])
     assert len(items) == 2
     for item in items:

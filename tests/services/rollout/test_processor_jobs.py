@@ -40,9 +40,12 @@ class Harness:
         self.jobs: list[str] = []
 
     async def run(self, processor: dict[str, Any], group_size: int = 2) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Submit a one-task job, wait for it, return the job and its trajectories."""
-        body = {"tasks": [{"id": "t0", "messages": [{"role": "user", "content": QUESTION}]}],
-                "group_size": group_size, "processor": processor}
+        """Submit a one-task job on ``processor``, wait for it, return the job and its trajectories."""
+        return await self.submit({"tasks": [{"id": "t0", "messages": [{"role": "user", "content": QUESTION}]}],
+                                  "group_size": group_size, "processor": processor})
+
+    async def submit(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Submit a job body, wait for it, return the job and its trajectories."""
         resp = await self.client.post("/v1/rollouts", json=body)
         assert resp.status_code == 202, resp.text
         job_id = resp.json()["id"]

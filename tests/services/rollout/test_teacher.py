@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 import services.inference.service as inference_service
 from services.gateway.app import LOCAL_UPSTREAM_URL
 from shared.settings import Settings
-from shared.web.state import get_app_state
 from tests.services.rollout.test_processor_jobs import QUESTION, Harness, _harness
 
 TEACHER = "smol-teacher"
@@ -50,13 +49,7 @@ async def _run(h: Harness, teacher: dict[str, Any], *, group_size: int = 2) -> t
     body = {"tasks": [{"id": "t0", "messages": [{"role": "user", "content": QUESTION}]}], "group_size": group_size,
             "sampling": {"max_tokens": 4, "temperature": 1.0, "seed": 3}, "teacher": teacher,
             "limits": {"timeout_s": None}}  # a shared CPU may be slow: no time budget
-    resp = await h.client.post("/v1/rollouts", json=body)
-    assert resp.status_code == 202, resp.text
-    h.jobs.append(resp.json()["id"])
-    await get_app_state(h.app).dispatcher.drain()  # type: ignore[attr-defined]
-    job = (await h.client.get(f"/v1/rollouts/{h.jobs[-1]}")).json()
-    items = (await h.client.get(f"/v1/rollouts/{h.jobs[-1]}/trajectories")).json()["items"]
-    return job, items
+    return await h.submit(body)
 
 
 def _direct_logprobs(model: Any, prompt: list[int], response: list[int]) -> list[float]:
