@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # Paths held to mypy strict; ruff checks the whole tree (tests/test_static.py does too).
 LINT_PATHS ?= shared services migrations/env.py
 
-.PHONY: install services migrate trainer-peers test lint demo bench clean-venv
+.PHONY: install services migrate trainer-peers openenv-peer test lint demo bench clean-venv
 
 install: $(VENV)/.installed
 
@@ -33,7 +33,12 @@ migrate: install services
 trainer-peers:
 	bash scripts/trainer_peers_venv.sh
 
-test: install services migrate trainer-peers
+# openenv-core (the reference OpenEnv server and client) in its own venv, for the interop tests;
+# built here so the suite's time is the tests', not a pip install's.
+openenv-peer:
+	bash scripts/openenv_peer_venv.sh
+
+test: install services migrate trainer-peers openenv-peer
 	TRAJFORGE_TEST_DATABASE_URL=$(PG_URL) TRAJFORGE_TEST_REDIS_URL=$(REDIS_URL) \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
