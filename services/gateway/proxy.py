@@ -126,7 +126,9 @@ class GatewayProxy:
     def _new_trace(
         self, path: str, body: dict[str, Any], head: RequestHead, replica: Replica, ctx: CallContext
     ) -> TraceRecord:
-        return TraceRecord(
+        # Every value here is already of its field's type (validated request, typed context and spec):
+        # construct, not validate, which would also copy the request body.
+        return TraceRecord.model_construct(
             session_id=ctx.session_id,
             attempt=ctx.attempt,
             sequence=self._next_sequence(ctx.session_id),
