@@ -47,8 +47,7 @@ def context_of(
 ) -> CallContext:
     """The call context from the raw request facts (path values win over headers)."""
     key_id = getattr(api_key, "id", None)
-    # The values are typed by construction (the attempt parsed above): no validation pass.
-    return CallContext.model_construct(
+    return CallContext(
         session_id=session_id or session_header,
         attempt=attempt if attempt is not None else _header_attempt(attempt_header),
         rate_key=_rate_key_of(authorization) if authorization else "ip:" + (client_host or "unknown"),

@@ -126,9 +126,7 @@ class GatewayProxy:
     def _new_trace(
         self, path: str, body: dict[str, Any], head: RequestHead, replica: Replica, ctx: CallContext
     ) -> TraceRecord:
-        # Every value here is already of its field's type (validated request, typed context and spec):
-        # construct, not validate, which would also copy the request body.
-        return TraceRecord.model_construct(
+        return TraceRecord(
             session_id=ctx.session_id,
             attempt=ctx.attempt,
             sequence=self._next_sequence(ctx.session_id),

@@ -57,12 +57,6 @@ class _Turn(NamedTuple):
 
 
 def _head(body: dict[str, Any]) -> RequestHead:
-    model, stream = body.get("model"), body.get("stream", False)
-    rti, lp = body.get("return_token_ids"), body.get("logprobs")
-    if (type(model) is str and type(stream) is bool and (rti is None or type(rti) is bool)
-            and (lp is None or type(lp) in (bool, int))):
-        # Exactly the types the model declares: validating would only copy them (and every other field).
-        return RequestHead.model_construct(model=model, stream=stream, return_token_ids=rti, logprobs=lp)
     try:
         return RequestHead.model_validate(body)
     except ValidationError as exc:
