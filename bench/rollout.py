@@ -59,8 +59,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy.ext.asyncio import create_async_engine
-
 from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
 from services.rollout.schedule import SCHEDULES, Schedule
 from shared.schema import SamplingParams
@@ -481,7 +479,7 @@ async def embedded_gateway(port: int, db_path: Path) -> AsyncIterator[Any]:
     from shared.auth import create_key
     from shared.clients import Endpoint, GatewayClient
     from shared.db.migrate import upgrade
-    from shared.db.session import make_sessionmaker
+    from shared.db.session import create_engine_for, make_sessionmaker
     from shared.settings import Settings
     from shared.web import create_app
 
@@ -491,7 +489,7 @@ async def embedded_gateway(port: int, db_path: Path) -> AsyncIterator[Any]:
     config.write_text(json.dumps({"upstreams": [{"model": "sim", "url": f"http://127.0.0.1:{port}", "name": "sim",
                                                  "logprobs": False}]}))
     settings = Settings(database_url=url, gateway_config=str(config), auth_enabled=True)
-    engine = create_async_engine(url)
+    engine = create_engine_for(settings)  # as the app makes its own: WAL, JSON columns through orjson
     maker = make_sessionmaker(engine)
     async with maker() as session:
         _, key = await create_key(session, "bench-shard", salt=settings.key_salt)

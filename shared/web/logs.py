@@ -57,5 +57,5 @@ def configure_logging(level: str = "INFO", *, json: bool = True) -> None:
     # Neither format prints where a call was made or which thread or process made it; not collecting
     # those (the logging HOWTO's optimisations) saves a stack walk and three lookups per line, which
     # the access log writes for every request.
-    logging._srcfile = None  # type: ignore[attr-defined]
+    logging._srcfile = None
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
