@@ -19,8 +19,9 @@ policy requests at once. Printed side by side, as ratios and absolute figures:
   with a stop reason;
 - orchestration CPU per turn (process time of this process / turns), over HTTP and in-process;
 - 1,000 concurrent trajectories in one process, with the error count;
-- the policy called directly vs through the embedded gateway (its app in this process behind
-  ``GatewayPolicy``, each call a trace row), as a job's shard calls it: makespan ratio and CPU per turn.
+- the policy called directly vs through the embedded gateway (the gateway service's app in this
+  process, with its key check, middleware and fast path, behind ``GatewayPolicy``, each call a trace
+  row), as a job's shard calls it: makespan ratio and CPU per turn.
 
 With ``--mode embedded,split`` the same workload also runs with its tool calls through the tools
 service's client, its app in this process and in its own process over loopback HTTP
