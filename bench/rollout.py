@@ -19,8 +19,9 @@ policy requests at once. Printed side by side, as ratios and absolute figures:
   with a stop reason;
 - orchestration CPU per turn (process time of this process / turns), over HTTP and in-process;
 - 1,000 concurrent trajectories in one process, with the error count;
-- the policy called directly vs through the embedded gateway (its app in this process behind
-  ``GatewayPolicy``, each call a trace row), as a job's shard calls it: makespan ratio and CPU per turn.
+- the policy called directly vs through the embedded gateway (the gateway service's app in this
+  process, with its key check, middleware and fast path, behind ``GatewayPolicy``, each call a trace
+  row), as a job's shard calls it: makespan ratio and CPU per turn.
 
 With ``--mode embedded,split`` the same workload also runs with its tool calls through the tools
 service's client, its app in this process and in its own process over loopback HTTP
@@ -58,8 +59,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
 from services.rollout.schedule import SCHEDULES, Schedule
@@ -470,35 +469,45 @@ async def compare(client: Client, model: Model, args: argparse.Namespace, capaci
 
 @contextlib.asynccontextmanager
 async def embedded_gateway(port: int, db_path: Path) -> AsyncIterator[Any]:
-    """The gateway in this process, as a job's shard reaches it when embedded: its app behind the
-    gateway client (``GatewayPolicy``), every call a trace row (SQLite, batched), its upstream the
-    simulated policy on loopback."""
-    from fastapi import FastAPI
+    """The gateway in this process, as a job's shard reaches it when embedded: the gateway service's
+    app (auth with the shard's key, the request middleware with its JSON access log, here to a file,
+    the proxy's fast path, traces batched into the database: SQLite) behind the gateway client
+    (``GatewayPolicy``), its upstream the simulated policy on loopback."""
+    import logging
 
-    from services.gateway import dbsink
-    from services.gateway.config import GatewayConfig, UpstreamSpec
-    from services.gateway.routes import router
-    from services.gateway.service import build_gateway
+    from services.gateway.app import SERVICE
     from services.rollout.gateway_policy import GatewayPolicy
+    from shared.auth import create_key
     from shared.clients import Endpoint, GatewayClient
     from shared.db.migrate import upgrade
-    from shared.db.session import make_sessionmaker
+    from shared.db.session import create_engine_for, make_sessionmaker
+    from shared.settings import Settings
+    from shared.web import create_app
 
     url = f"sqlite+aiosqlite:///{db_path}"
     await asyncio.to_thread(upgrade, url)
-    engine = create_async_engine(url)
-    sink = dbsink.DbTraceSink(make_sessionmaker(engine))
-    app = FastAPI()
-    app.include_router(router)
-    app.state.gateway = build_gateway(GatewayConfig(upstreams=[UpstreamSpec(
-        model="sim", url=f"http://127.0.0.1:{port}", name="sim", logprobs=False)]), sink=sink)
-    client = GatewayClient(Endpoint("gateway", "http://gateway.internal", app), timeout_s=600)
+    config = db_path.with_suffix(".json")
+    config.write_text(json.dumps({"upstreams": [{"model": "sim", "url": f"http://127.0.0.1:{port}", "name": "sim",
+                                                 "logprobs": False}]}))
+    settings = Settings(database_url=url, gateway_config=str(config), auth_enabled=True)
+    engine = create_engine_for(settings)  # as the app makes its own: WAL, JSON columns through orjson
+    maker = make_sessionmaker(engine)
+    async with maker() as session:
+        _, key = await create_key(session, "bench-shard", salt=settings.key_salt)
+        await session.commit()
+    app = create_app(SERVICE, settings=settings, engine=engine, sessionmaker=maker)
+    log = db_path.with_suffix(".log").open("a")
+    logging.getLogger().handlers[0].setStream(log)  # type: ignore[attr-defined]
     try:
-        yield GatewayPolicy(client, model="sim", session_for=lambda t: f"bench-{t.id}")
+        async with app.router.lifespan_context(app):
+            client = GatewayClient(Endpoint("gateway", "http://gateway.internal", app), api_key=key, timeout_s=600)
+            try:
+                yield GatewayPolicy(client, model="sim", session_for=lambda t: f"bench-{t.id}")
+            finally:
+                await client.aclose()
     finally:
-        await client.aclose()
-        await sink.close()
-        await app.state.gateway.pool.aclose()
+        logging.getLogger().handlers[0].setStream(sys.stderr)  # type: ignore[attr-defined]
+        log.close()
         await engine.dispose()
 
 

@@ -24,7 +24,6 @@ querying (and updating ``last_used_at`` of) the same row at once.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import re
 import secrets
@@ -85,7 +84,8 @@ def check_scope(info: ApiKeyInfo, allowed: tuple[Scope, ...], *, session_id: str
 
 def hash_key(key: str, *, salt: str) -> str:
     """The stored form of a key."""
-    return hmac.new(salt.encode(), key.encode(), hashlib.sha256).hexdigest()
+    # The one-shot C digest: the same value as hmac.new(...).hexdigest(), at a third of the cost.
+    return hmac.digest(salt.encode(), key.encode(), "sha256").hex()
 
 
 def _new_key() -> str:

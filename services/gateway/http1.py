@@ -10,6 +10,7 @@ line iterator for SSE, and three failure kinds the pool maps to our errors.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
@@ -141,9 +142,7 @@ class Http1Client:
         timeout_s: float = 600.0, connect_timeout_s: float = 5.0, stream: bool = False,
     ) -> Http1Response:
         """Send one request; unless ``stream``, the body is read and the connection released."""
-        parts = urlsplit(url)
-        key = (parts.hostname or "127.0.0.1", parts.port or 80)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        key, target = _split(url)
         head = _request_head(method, target, key, body, headers or {})
         for _ in range(2):
             conn = await self._connect(key, connect_timeout_s)
@@ -182,6 +181,14 @@ class Http1Client:
         for idle in self._idle.values():
             while idle:
                 idle.pop().close()
+
+
+@functools.lru_cache(maxsize=1024)
+def _split(url: str) -> tuple[tuple[str, int], str]:
+    """``((host, port), request target)`` of a URL (an upstream's few URLs, parsed once each)."""
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return (parts.hostname or "127.0.0.1", parts.port or 80), target
 
 
 def _chunk_size(line: bytes) -> int:

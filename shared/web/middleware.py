@@ -53,6 +53,19 @@ class RequestMiddleware:
         self.app = app
         self.service = service
         self.max_body_bytes = max_body_bytes
+        # Metric children by (method, route, status): ``labels()`` takes a lock and builds a key per call.
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def _series(self, method: str, route: str, status: int) -> tuple[Any, Any]:
+        key = (method, route, status)
+        found = self._children.get(key)
+        if found is None:
+            if len(self._children) > 4096:  # unmatched paths are one label, but stay bounded anyway
+                self._children.clear()
+            found = (REQUESTS.labels(self.service, method, route, str(status)),
+                     LATENCY.labels(self.service, method, route))
+            self._children[key] = found
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -141,8 +154,9 @@ class RequestMiddleware:
 
     def _observe(self, scope: Scope, status: int, seconds: float) -> None:
         route = _route_label(scope)
-        REQUESTS.labels(self.service, scope["method"], route, str(status)).inc()
-        LATENCY.labels(self.service, scope["method"], route).observe(seconds)
+        count, latency = self._series(scope["method"], route, status)
+        count.inc()
+        latency.observe(seconds)
         if route not in ("/healthz", "/metrics"):
             log.info("request", extra={"method": scope["method"], "path": redact_path(scope.get("path", "")),
                                        "status": status, "ms": round(seconds * 1000, 2)})

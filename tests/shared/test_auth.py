@@ -142,3 +142,12 @@ async def test_concurrent_requests_share_one_lookup_per_key(sessionmaker, settin
     with pytest.raises(AuthenticationError):
         await asyncio.gather(*(verifier.verify("tf_" + "x" * 30) for _ in range(5)))
     assert verifier.lookups == 2
+
+
+def test_the_stored_key_hash_is_hmac_sha256_of_the_key_under_the_salt() -> None:
+    """Keys stored by earlier versions keep verifying: the digest is the same HMAC-SHA256 hex."""
+    import hashlib
+    import hmac
+
+    key, salt = "tf_" + "k" * 40, "salt-é"
+    assert hash_key(key, salt=salt) == hmac.new(salt.encode(), key.encode(), hashlib.sha256).hexdigest()

@@ -149,3 +149,66 @@ async def test_the_all_in_one_app_is_the_in_process_endpoint_while_it_runs(
         assert inference.base_url.endswith("/inference")
     assert APPS.lookup("tools") is None
     await asyncio.sleep(0)
+
+
+def _probe_app() -> Any:
+    """A plain Starlette app that reports what it was sent (mounted under ``/pre``, as services are)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, StreamingResponse
+    from starlette.routing import Mount, Route
+
+    async def echo(request: Request) -> JSONResponse:
+        return JSONResponse({"path": request.url.path, "seg": request.path_params["seg"],
+                             "query": sorted(request.query_params.multi_items()), "body": await request.json(),
+                             "auth": request.headers.get("authorization"), "type": request.headers["content-type"]})
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for part in (b'{"parts": ', b"[1, 2, ", b"3]}"):
+            await asyncio.sleep(0.01)  # the response listens for a disconnect meanwhile
+            yield part
+
+    async def stream(request: Request) -> StreamingResponse:
+        return StreamingResponse(chunks(), media_type="application/json")
+
+    async def conflict(request: Request) -> JSONResponse:
+        return JSONResponse({"code": "not_found", "detail": "no such thing"}, status_code=404)
+
+    async def boom(request: Request) -> JSONResponse:
+        raise RuntimeError("the app broke")
+
+    routes = [Route("/echo/{seg}", echo, methods=["POST"]), Route("/stream", stream), Route("/missing", conflict),
+              Route("/boom", boom)]
+    return Starlette(routes=[Mount("/pre", routes=routes)])
+
+
+async def _probe(client: Any) -> list[Any]:
+    from urllib.parse import quote
+
+    echoed = await client.request("POST", f"/echo/{quote('a b~é', safe='')}", json={"x": [1, "é"]},
+                                  params={"k": ["1", "2"], "flag": True})
+    streamed = await client.request("GET", "/stream")
+    with pytest.raises(NotFound, match="no such thing"):
+        await client.request("GET", "/missing")
+    return [echoed, streamed]
+
+
+async def test_the_in_process_exchange_answers_as_the_network_does() -> None:
+    from shared.clients import Endpoint
+    from shared.clients.services import ServiceClient
+
+    app = _probe_app()
+    key = "tf_" + "p" * 30
+    async with ServiceClient(Endpoint("probe", "http://probe.internal/pre", app), api_key=key) as client:
+        assert client.asgi is not None and client.http is None
+        in_process = await _probe(client)
+        with pytest.raises(RuntimeError, match="the app broke"):  # an app's exception reaches the caller
+            await client.request("GET", "/boom")
+    with LoopbackServer(app) as server:
+        async with ServiceClient(Endpoint("probe", server.url + "/pre"), api_key=key) as client:
+            over_http = await _probe(client)
+    assert in_process == over_http
+    echoed, streamed = in_process
+    assert echoed == {"path": "/pre/echo/a b~é", "seg": "a b~é", "query": [["flag", "true"], ["k", "1"], ["k", "2"]],
+                      "body": {"x": [1, "é"]}, "auth": f"Bearer {key}", "type": "application/json"}
+    assert streamed == {"parts": [1, 2, 3]}

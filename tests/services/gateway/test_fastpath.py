@@ -130,3 +130,39 @@ async def test_calls_are_traced_counted_by_route_and_carry_a_request_id(
     traces = (await client.get(f"/v1/sessions/{sid}/traces", headers=headers)).json()
     assert [(t["attempt"], t["sequence"]) for t in traces] == [(1, 0), (1, 1)]
     assert {t["api_key_id"] for t in traces} == {row.id.hex} and traces[0]["request"] == CHAT
+
+
+@pytest.fixture
+async def gw_app(settings: Settings, upstreams: list[ServerThread], tmp_path: Path) -> AsyncIterator[Any]:
+    """The gateway service app itself, started (for clients that reach it in this process)."""
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"upstreams": [{"model": "policy", "url": upstreams[0].url, "name": "a"}]}))
+    app = create_app(SERVICE, settings=settings.model_copy(update={"gateway_config": str(config)}))
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+async def test_streamed_and_whole_answers_through_the_in_process_client_store_the_same_trace(
+    gw_app: Any, db: AsyncSession, settings: Settings
+) -> None:
+    from shared.clients import Endpoint, GatewayClient
+
+    _, headers = await _key(db, settings)
+    client = GatewayClient(Endpoint("gateway", "http://gateway.internal", gw_app),
+                           api_key=headers["authorization"].removeprefix("Bearer "))
+    whole_sid, stream_sid = _sid(), _sid()
+    body = {**CHAT, "return_token_ids": True}
+    whole = await client.chat_completions(body, session_id=whole_sid)
+    raw = await client.request("POST", f"{client.session_root(stream_sid)}/v1/chat/completions",
+                               json={**body, "stream": True}, retry=False)
+    events = [part.removeprefix("data: ") for part in raw.decode().split("\n\n") if part.startswith("data: ")]
+    assert events[-1] == "[DONE]" and len(events) > 2  # every event came through, the end marker last
+    chunks = [json.loads(e) for e in events[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == whole["choices"][0]["message"]["content"]
+    plain, streamed = (await client.traces(whole_sid))[0], (await client.traces(stream_sid))[0]
+    assert (plain["stream"], streamed["stream"]) == (False, True)
+    for field in ("prompt_token_ids", "completion_token_ids", "logprobs", "finish_reason", "parse_statuses", "usage"):
+        assert streamed[field] == plain[field], field
+    assert streamed["response"]["choices"] == plain["response"]["choices"]
+    await client.aclose()

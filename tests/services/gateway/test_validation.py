@@ -67,3 +67,35 @@ def test_chat_and_completion_heads() -> None:
         validate_chat({"model": "m", "messages": [{"role": "wizard", "content": "x"}]})
     with pytest.raises(InvalidInput):
         validate_completion({"model": "m"})
+
+
+def test_canonical_and_liberal_messages_get_the_same_verdicts() -> None:
+    """The shortcut for canonical messages decides as validating every message with ``Message`` does."""
+    from services.gateway.validation import _plain_turn, _turn_of
+
+    canonical = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "q", "name": "u1"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a"), {**call("b"), "id": None}]},
+        {"role": "tool", "tool_call_id": "a", "content": "1", "extra_field": {"kept": True}},
+        {"role": "assistant", "content": "done", "reasoning_content": "r"},
+    ]
+    for item in canonical:
+        assert _plain_turn(item) == _turn_of(Message.model_validate(item))
+    liberal = [
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+        {"role": "assistant", "content": None, "tool_calls": '[{"function": {"name": "f"}}]'},
+        {"role": "assistant", "thinking": "t", "content": "x"},
+        {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"x": 1}}]},
+        {"role": "wizard", "content": "x"},
+        {"role": "user", "content": 3},
+    ]
+    assert all(_plain_turn(item) is None for item in liberal)  # left to Message, as before
+    validate_chat({"model": "m", "messages": liberal[:4] + [{"role": "user", "content": "next"}]})
+    for bad in liberal[4:]:
+        with pytest.raises(InvalidInput) as info:
+            validate_chat({"model": "m", "messages": [{"role": "user", "content": "q"}, bad]})
+        assert info.value.param == "messages[1]"
+    with pytest.raises(ToolPairingError) as pairing:
+        validate_chat({"model": "m", "messages": canonical[:3] + [{"role": "user", "content": "x"}]})
+    assert pairing.value.param == "messages[3]" and "a" in pairing.value.message
