@@ -251,14 +251,14 @@ class MessageSanityFilter(ParamStep[SanityParams]):
         if not isinstance(messages, list) or not messages or \
                 not all(isinstance(m, dict) for m in messages):
             return "invalid_messages"
-        agent = is_agent_row(messages)
         msgs = _fold_system(messages)
         if self.params.trim_to_assistant:
             trimmed = _trim(msgs)
-            if trimmed is None:
+            if trimmed is None:  # most rows of prompt-only sets: no need to look for tool calls
                 return "no_assistant"
             msgs = trimmed
-        return self._checks(msgs, agent) or msgs
+        # Agent or not is judged on the whole conversation, before the tail is trimmed.
+        return self._checks(msgs, is_agent_row(messages)) or msgs
 
     def _checks(self, msgs: list[Msg], agent: bool) -> str | None:
         p = self.params
