@@ -56,8 +56,9 @@ class _View:
 
     def __init__(self, msgs: list[Msg]) -> None:
         self.roles = [m.get("role") for m in msgs]
-        self.texts = [message_text(m.get("content")) for m in msgs]
-        self.calls = [normalize_tool_calls(m.get("tool_calls")) for m in msgs]
+        # The common cases inline (string content, no tool_calls key): no call per message.
+        self.texts = [c if type(c := m.get("content")) is str else message_text(c) for m in msgs]
+        self.calls = [None if (t := m.get("tool_calls")) is None else normalize_tool_calls(t) for m in msgs]
 
 
 def _fold_system(msgs: list[Msg]) -> list[Msg]:
