@@ -148,7 +148,9 @@ def _keepable(m: Msg) -> bool:
 
 def _merge_run(run: list[Msg]) -> list[Msg]:
     if len(run) == 1:  # most runs: nothing to merge
-        return run if _keepable(run[0]) else []
+        content = run[0].get("content")
+        # Non-blank string content is keepable; only the other cases need the full test.
+        return run if (type(content) is str and content.strip()) or _keepable(run[0]) else []
     live = [m for m in run if _keepable(m)]
     if len(live) <= 1:
         return live

@@ -7,6 +7,7 @@ trimmed to the last assistant turn with a payload.
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,8 @@ def _content_ok(msgs: list[Msg], view: _View, p: SanityParams) -> bool:
         assts += role == "assistant"
         if role == "assistant" and not text.strip() and not calls and not reasoning_of(m):
             return False
-        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(calls):
+        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or \
+                (calls is not None and not _calls_ok(calls)):
             return False
         key = (role, text)
         if role != "tool" and not calls and key == prev and text.strip():
@@ -250,7 +252,7 @@ class MessageSanityFilter(ParamStep[SanityParams]):
     def check(self, messages: Any) -> list[Msg] | str:
         """The cleaned messages, or the name of the failing check."""
         if not isinstance(messages, list) or not messages or \
-                not all(isinstance(m, dict) for m in messages):
+                not all(map(isinstance, messages, repeat(dict))):
             return "invalid_messages"
         msgs = _fold_system(messages)
         if self.params.trim_to_assistant:

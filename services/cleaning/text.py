@@ -111,7 +111,10 @@ def normalize_tool_calls(value: Any) -> list[dict[str, Any]] | None:
         value = _loads(value)
     if not isinstance(value, list) or not value:
         return None
-    if all(type(c) is dict and type(c.get("function")) is not str for c in value):
+    for c in value:  # a loop, not all() over a generator: this runs for every call of every row
+        if type(c) is not dict or type(c.get("function")) is str:
+            break
+    else:
         return value  # already canonical: the common case, no copy needed
     out = []
     for item in value:
