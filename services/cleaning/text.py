@@ -157,7 +157,9 @@ def cjk_ratio(text: str) -> float:
 
 def split_think(text: str) -> tuple[str, str]:
     """(think, response): think = all closed blocks plus an unclosed tail; response = the rest."""
-    thinks = [m.group(1) for m in THINK_BLOCK_RE.finditer(text)] if "<" in text else []
+    if "<" not in text:  # no tag at all (most replies)
+        return "", text.strip()
+    thinks = [m.group(1) for m in THINK_BLOCK_RE.finditer(text)]
     response = THINK_BLOCK_RE.sub(" ", text) if thinks else text
     opened = _THINK_OPEN_RE.search(response) if "<" in response else None
     if opened:  # a truncated generation: everything after the open tag is still thinking
