@@ -277,8 +277,8 @@ def _top_ngram(text: str, n: int, min_words: int) -> str:
     # A stable sort puts each gram's first position first in its group: among the most
     # frequent grams, the one seen first (as Counter.most_common picks it).
     first = order[starts[counts == counts.max()]].min()
-    gram = tokens[first:first + n]
-    return gram if isinstance(gram, str) else " ".join(gram)
+    top = tokens[first:first + n]
+    return top if isinstance(top, str) else " ".join(top)
 
 
 class DeadLoopFilter(ParamStep[DeadLoopParams]):

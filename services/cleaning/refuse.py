@@ -297,7 +297,7 @@ class RefuseFilter(ParamStep[RefuseParams]):
         p = self.params
         # Whether the row is an agent row matters only to a soft refusal (the policy exemption),
         # so it is worked out when one is found, not for every row.
-        is_agent = [agent] if p.agent_policy_exempt else [False]
+        is_agent: list[bool | None] = [agent] if p.agent_policy_exempt else [False]
         user: Any = None
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
