@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from operator import itemgetter, methodcaller
 from typing import Any
 
+import numpy as np
 import orjson
 from pydantic import AliasChoices, Field
 
@@ -100,6 +102,8 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
         return None
     if "```" in text:
         text = _FENCE_RE.sub("\n", text)
+    elif text.count("\n") + sum(map(text.count, _ITEM_SEPARATORS)) + 1 < min_repeats:
+        return None  # too few items: counting them is cheaper than splitting (most texts)
     # str.replace + split run in C, several times faster than a regex split or translate.
     for sep in _ITEM_SEPARATORS:
         if sep in text:
@@ -157,8 +161,59 @@ def _grams(tokens: str | list[str], n: int, start: int, stop: int) -> set[Any]:
     return set(zip(*(tokens[start + i:stop + i] for i in range(n))))
 
 
+_CODE_BITS = 16
+_PER_KEY = 64 // _CODE_BITS
+
+
+def _token_codes(tokens: str | list[str]) -> np.ndarray | None:
+    """Each token as an integer below 2**16 (a UTF-16 unit, or a word's first-seen id); None if one is not."""
+    if isinstance(tokens, str):
+        units = np.frombuffer(tokens.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+        return units.astype(np.uint64) if len(units) == len(tokens) else None  # astral text: the set path
+    if len(tokens) >= 1 << _CODE_BITS:
+        return None
+    ids: dict[str, int] = {}
+    # setdefault keeps a word's first id, so equal words get equal codes (all in C).
+    return np.fromiter(map(ids.setdefault, tokens, itertools.count()), dtype=np.uint64, count=len(tokens))
+
+
+def _gram_keys(codes: np.ndarray, n: int) -> list[np.ndarray]:
+    """The n-grams of ``codes`` as columns of 64-bit keys, four codes per key: equal grams, equal keys."""
+    m = len(codes) - n + 1
+    keys = []
+    for start in range(0, n, _PER_KEY):
+        key = codes[start:start + m].copy()
+        for j in range(start + 1, min(n, start + _PER_KEY)):
+            key <<= np.uint64(_CODE_BITS)
+            key |= codes[j:j + m]
+        keys.append(key)
+    return keys
+
+
+def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(positions sorted by gram, stably; True where a new gram starts in that order)."""
+    order = np.lexsort(keys)
+    new = np.zeros(len(order), dtype=bool)
+    new[0] = True
+    for key in keys:
+        ranked = key[order]
+        new[1:] |= ranked[1:] != ranked[:-1]
+    return order, new
+
+
+def _count_distinct(codes: np.ndarray, n: int) -> int:
+    keys = _gram_keys(codes, n)
+    if len(keys) == 1:
+        ranked = np.sort(keys[0])
+        return 1 + int(np.count_nonzero(ranked[1:] != ranked[:-1]))
+    return int(np.count_nonzero(_groups(keys)[1]))
+
+
 def _distinct_grams(tokens: str | list[str], n: int) -> int:
-    return len(_grams(tokens, n, 0, len(tokens) - n + 1))
+    codes = _token_codes(tokens) if len(tokens) >= n else None
+    if codes is None:
+        return len(_grams(tokens, n, 0, len(tokens) - n + 1))
+    return _count_distinct(codes, n)
 
 
 def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: int = 30) -> bool:
@@ -168,9 +223,25 @@ def repetition_exceeds(text: str, threshold: float, *, n: int = 8, min_words: in
         return False
     total = len(tokens) - n + 1
     # Grams starting with distinct tokens are distinct, so unique >= distinct tokens - (n - 1):
-    # when even that bound cannot exceed the threshold, skip building the n-grams.
-    if 1.0 - (len(set(tokens)) - n + 1) / total <= threshold:
-        return False
+    # when even that bound cannot exceed the threshold, skip building the n-grams. It settles
+    # most word texts; CJK texts reuse few characters, so for them the k-gram bound goes first.
+    codes = _token_codes(tokens) if total > 0 and isinstance(tokens, str) else None
+    if codes is None:
+        if 1.0 - (len(set(tokens)) - n + 1) / total <= threshold:
+            return False
+        codes = _token_codes(tokens) if total > 0 and isinstance(tokens, list) else None
+    if codes is None:
+        return _repetition_exceeds_sets(tokens, n, total, threshold)
+    # The same bound from k-grams (k <= 4: one exact 64-bit key each): grams whose first k
+    # tokens differ are distinct, so unique >= distinct k-grams - (n - k); it settles most texts.
+    k = min(n, _PER_KEY)
+    distinct = _count_distinct(codes, k) - (n - k)
+    if k < n and 1.0 - distinct / total > threshold:
+        distinct = _count_distinct(codes, n)
+    return 1.0 - distinct / total > threshold
+
+
+def _repetition_exceeds_sets(tokens: str | list[str], n: int, total: int, threshold: float) -> bool:
     # The grams of a head part are a subset of all grams: when they alone keep the ratio at
     # or under the threshold (most texts), the rest is never built.
     head = max(0, min(total, int((1.05 - threshold) * total) + 1))
@@ -190,14 +261,24 @@ def _cascade_span(text: str, low: str, k: int, window: int) -> tuple[int, int] |
 
 
 def _top_ngram(text: str, n: int, min_words: int) -> str:
-    """The most repeated n-gram, as text (evidence of a repetition drop)."""
+    """The most repeated n-gram, as text (evidence of a repetition drop); ties go to the earliest."""
     tokens = _tokens(text, n, min_words)
     if tokens is None:
         return ""
-    grams = Counter(tokens[i:i + n] if isinstance(tokens, str) else tuple(tokens[i:i + n])
-                    for i in range(len(tokens) - n + 1))
-    gram, _ = grams.most_common(1)[0]
-    return gram if isinstance(gram, str) else " ".join(gram)
+    codes = _token_codes(tokens) if len(tokens) >= n else None
+    if codes is None:
+        grams = Counter(tokens[i:i + n] if isinstance(tokens, str) else tuple(tokens[i:i + n])
+                        for i in range(len(tokens) - n + 1))
+        gram, _ = grams.most_common(1)[0]
+        return gram if isinstance(gram, str) else " ".join(gram)
+    order, new = _groups(_gram_keys(codes, n))
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(order)))
+    # A stable sort puts each gram's first position first in its group: among the most
+    # frequent grams, the one seen first (as Counter.most_common picks it).
+    first = order[starts[counts == counts.max()]].min()
+    top = tokens[first:first + n]
+    return top if isinstance(top, str) else " ".join(top)
 
 
 class DeadLoopFilter(ParamStep[DeadLoopParams]):

@@ -40,7 +40,8 @@ class NormalizerParams(StepParams):
 
 
 def _is_heartbeat(msg: Msg) -> bool:
-    head = message_text(msg.get("content"))[:300].strip()
+    content = msg.get("content")
+    head = (content if type(content) is str else message_text(content))[:300].strip()
     low = head.lower()
     # Cheap screen first: every heartbeat form contains one of these words.
     if "heartbeat" not in low and "alive" not in low and "ping" not in low:
@@ -55,14 +56,16 @@ def strip_heartbeats(messages: list[Any]) -> list[Msg]:
     for m in messages:
         if not isinstance(m, dict):
             continue
-        if m.get("role") == "developer":
-            m = {**m, "role": "system"}
         role = m.get("role")
+        if role == "developer":
+            m = {**m, "role": "system"}
+            role = "system"
         if role == "user" and _is_heartbeat(m):
             skip_next = True
             continue
-        if role == "assistant" and not normalize_tool_calls(m.get("tool_calls")) and \
-                (skip_next or _is_heartbeat(m)):
+        # Hot loop: a missing tool_calls key (most messages) needs no call to normalize it.
+        if role == "assistant" and ((calls := m.get("tool_calls")) is None or not normalize_tool_calls(calls)) \
+                and (skip_next or _is_heartbeat(m)):
             skip_next = False
             continue
         skip_next = False
@@ -102,8 +105,9 @@ def _may_have_text_calls(messages: list[Msg]) -> bool:
     # The parsers need markup or an "Action:" line; most rows have neither, and then the
     # row's tool names (long lists in function-calling data) are never collected.
     for m in messages:
-        if m.get("role") == "assistant" and not normalize_tool_calls(m.get("tool_calls")):
-            text = message_text(m.get("content"))
+        if m.get("role") == "assistant" and ((calls := m.get("tool_calls")) is None or not normalize_tool_calls(calls)):
+            content = m.get("content")
+            text = content if type(content) is str else message_text(content)
             if "<" in text or "Action:" in text:
                 return True
     return False
@@ -137,10 +141,6 @@ def rewrite_text_tool_calls(messages: list[Msg], tools: Sequence[Any]) -> list[M
     return out
 
 
-def _atomic(m: Msg) -> bool:
-    return m.get("role") == "tool" or bool(normalize_tool_calls(m.get("tool_calls")))
-
-
 def _keepable(m: Msg) -> bool:
     # Reasoning alone is a payload: dropping it would lose the model's thinking.
     return not is_blank(m) or bool(reasoning_of(m))
@@ -148,7 +148,9 @@ def _keepable(m: Msg) -> bool:
 
 def _merge_run(run: list[Msg]) -> list[Msg]:
     if len(run) == 1:  # most runs: nothing to merge
-        return run if _keepable(run[0]) else []
+        content = run[0].get("content")
+        # Non-blank string content is keepable; only the other cases need the full test.
+        return run if (type(content) is str and content.strip()) or _keepable(run[0]) else []
     live = [m for m in run if _keepable(m)]
     if len(live) <= 1:
         return live
@@ -166,12 +168,15 @@ def merge_same_role(messages: list[Msg]) -> list[Msg]:
     out: list[Msg] = []
     run: list[Msg] = []
     for m in messages:
-        atomic = _atomic(m)
-        if atomic or (run and m.get("role") != run[0].get("role")):
-            out.extend(_merge_run(run))
+        role = m.get("role")
+        # Tool results and tool calls are atomic (the hot loop): most messages have no tool_calls key to normalize.
+        atomic = role == "tool" or ((calls := m.get("tool_calls")) is not None and bool(normalize_tool_calls(calls)))
+        if atomic or (run and role != run[0].get("role")):
+            if run:
+                out.extend(_merge_run(run))
             run = []
         if atomic:
-            if not (m.get("role") == "tool" and is_blank(m) and not has_media(m.get("content"))):
+            if not (role == "tool" and is_blank(m) and not has_media(m.get("content"))):
                 out.append(m)
         else:
             run.append(m)

@@ -245,6 +245,10 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
     return _evidence("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal", window, soft)
 
 
+#: The findings the agent policy exemption can cancel.
+_SOFT_CHECKS = frozenset({"self_refusal", "ai_disclaimer"})
+
+
 def _evidence(kind: str, window: str, m: re.Match[str]) -> Evidence:
     return {"check": kind, "window": window[max(0, m.start() - 20):m.end() + 40].strip(), "offset": m.start()}
 
@@ -291,7 +295,9 @@ class RefuseFilter(ParamStep[RefuseParams]):
         ``agent`` (is this an agent row) and ``texts`` (each message's text) may come precomputed.
         """
         p = self.params
-        agent = p.agent_policy_exempt and (is_agent_row(messages) if agent is None else agent)
+        # Whether the row is an agent row matters only to a soft refusal (the policy exemption),
+        # so it is worked out when one is found, not for every row.
+        is_agent: list[bool | None] = [agent] if p.agent_policy_exempt else [False]
         user: Any = None
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
@@ -303,17 +309,34 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 continue
             content = m.get("content")
             # Text parts are joined without a separator here; a plain string is the same either way.
-            own = texts[i] if texts is not None and isinstance(content, str) else message_text(content, sep="")
+            if isinstance(content, str):
+                own = texts[i] if texts is not None else content
+            else:
+                own = message_text(content, sep="")
             parts = [("content", own)]
             if p.scan_reasoning:
                 parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
             for part, text in parts:
-                found = refusal_evidence(text, check_window=p.check_window, agent=agent)
+                found = self._evidence(text, messages, is_agent)
                 # Only a reply that refuses asks whether a letter was requested (most never do).
                 if found is not None and asks_for_composition(message_text(user)[:_REQUEST_CHARS]):
-                    found = refusal_evidence(text, check_window=p.check_window, agent=agent, composition=True)
+                    found = self._evidence(text, messages, is_agent, composition=True)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():
                 return None
         return None
+
+    def _evidence(self, text: str, messages: list[Any], is_agent: list[bool | None], *,
+                  composition: bool = False) -> Evidence | None:
+        # refusal_evidence with agent=True differs only by dropping a soft refusal that cites a
+        # policy: judge as a non-agent first, and look at the row only for such a finding.
+        window = self.params.check_window
+        found = refusal_evidence(text, check_window=window, composition=composition)
+        if found is None or found["check"] not in _SOFT_CHECKS or is_agent[0] is False:
+            return found
+        if is_agent[0] is None:
+            is_agent[0] = is_agent_row(messages)
+        if not is_agent[0]:
+            return found
+        return refusal_evidence(text, check_window=window, agent=True, composition=composition)

@@ -7,6 +7,7 @@ trimmed to the last assistant turn with a payload.
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,9 @@ class _View:
 
     def __init__(self, msgs: list[Msg]) -> None:
         self.roles = [m.get("role") for m in msgs]
-        self.texts = [message_text(m.get("content")) for m in msgs]
-        self.calls = [normalize_tool_calls(m.get("tool_calls")) for m in msgs]
+        # The common cases inline (string content, no tool_calls key): no call per message.
+        self.texts = [c if type(c := m.get("content")) is str else message_text(c) for m in msgs]
+        self.calls = [None if (t := m.get("tool_calls")) is None else normalize_tool_calls(t) for m in msgs]
 
 
 def _fold_system(msgs: list[Msg]) -> list[Msg]:
@@ -126,7 +128,8 @@ def _content_ok(msgs: list[Msg], view: _View, p: SanityParams) -> bool:
         assts += role == "assistant"
         if role == "assistant" and not text.strip() and not calls and not reasoning_of(m):
             return False
-        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or not _calls_ok(calls):
+        if (role == "system" and is_blank(m)) or len(text) > p.max_msg_chars or \
+                (calls is not None and not _calls_ok(calls)):
             return False
         key = (role, text)
         if role != "tool" and not calls and key == prev and text.strip():
@@ -249,16 +252,16 @@ class MessageSanityFilter(ParamStep[SanityParams]):
     def check(self, messages: Any) -> list[Msg] | str:
         """The cleaned messages, or the name of the failing check."""
         if not isinstance(messages, list) or not messages or \
-                not all(isinstance(m, dict) for m in messages):
+                not all(map(isinstance, messages, repeat(dict))):
             return "invalid_messages"
-        agent = is_agent_row(messages)
         msgs = _fold_system(messages)
         if self.params.trim_to_assistant:
             trimmed = _trim(msgs)
-            if trimmed is None:
+            if trimmed is None:  # most rows of prompt-only sets: no need to look for tool calls
                 return "no_assistant"
             msgs = trimmed
-        return self._checks(msgs, agent) or msgs
+        # Agent or not is judged on the whole conversation, before the tail is trimmed.
+        return self._checks(msgs, is_agent_row(messages)) or msgs
 
     def _checks(self, msgs: list[Msg], agent: bool) -> str | None:
         p = self.params

@@ -111,7 +111,10 @@ def normalize_tool_calls(value: Any) -> list[dict[str, Any]] | None:
         value = _loads(value)
     if not isinstance(value, list) or not value:
         return None
-    if all(type(c) is dict and type(c.get("function")) is not str for c in value):
+    for c in value:  # a loop, not all() over a generator: this runs for every call of every row
+        if type(c) is not dict or type(c.get("function")) is str:
+            break
+    else:
         return value  # already canonical: the common case, no copy needed
     out = []
     for item in value:
@@ -154,7 +157,9 @@ def cjk_ratio(text: str) -> float:
 
 def split_think(text: str) -> tuple[str, str]:
     """(think, response): think = all closed blocks plus an unclosed tail; response = the rest."""
-    thinks = [m.group(1) for m in THINK_BLOCK_RE.finditer(text)] if "<" in text else []
+    if "<" not in text:  # no tag at all (most replies)
+        return "", text.strip()
+    thinks = [m.group(1) for m in THINK_BLOCK_RE.finditer(text)]
     response = THINK_BLOCK_RE.sub(" ", text) if thinks else text
     opened = _THINK_OPEN_RE.search(response) if "<" in response else None
     if opened:  # a truncated generation: everything after the open tag is still thinking

@@ -1,4 +1,6 @@
-from services.cleaning.deadloop import DeadLoopFilter, ngram_repetition
+import random
+
+from services.cleaning.deadloop import DeadLoopFilter, ngram_repetition, repetition_exceeds
 
 
 def _stuck(content, **extra):
@@ -41,6 +43,31 @@ def test_cascade_of_five_actually_fires():
 def test_repetition_signal_and_minimum():
     assert ngram_repetition("a b c d e f g h " * 3 + "a b c d e f") > 0.45
     assert ngram_repetition("a b c d e f g h " * 3 + "a b c d e") == 0.0
+
+
+def _repeating_text(rnd: random.Random, cjk: bool) -> str:
+    # A motif repeated with random insertions: ratios spread over the whole 0..1 range.
+    pool = "日本語のテキストを繰り返し読む" if cjk else "the a dog ran far away x y"
+    units = list(pool) if cjk else pool.split()
+    motif = [rnd.choice(units[:rnd.randint(2, len(units))]) for _ in range(rnd.randint(1, 30))]
+    out: list[str] = []
+    while len(out) < rnd.randint(240, 900):
+        out += motif if rnd.random() < 0.6 else [chr(0x4E00 + rnd.randint(0, 3000)) if cjk else f"w{rnd.randint(0, 99)}"]
+    if cjk and rnd.random() < 0.2:
+        out.append("\U0001F600")  # an astral character takes the set-based path
+    return "".join(out) if cjk else " ".join(out)
+
+
+def test_repetition_counts_equal_their_definition():
+    rnd = random.Random(7)
+    for _ in range(150):
+        cjk, n = rnd.random() < 0.5, rnd.choice([2, 3, 5, 8, 9])
+        text = _repeating_text(rnd, cjk)
+        tokens = list(text.replace(" ", "").replace("\n", "")) if cjk else text.split()
+        want = 1.0 - len({tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}) / (len(tokens) - n + 1)
+        assert ngram_repetition(text, n=n) == want
+        for threshold in (0.2, 0.45, 0.65, 0.9):
+            assert repetition_exceeds(text, threshold, n=n) is (want > threshold)
 
 
 def test_think_profile_is_laxer_and_pre_think_text_counts():
