@@ -236,7 +236,9 @@ def test_the_shipped_example_runs_on_the_envs_process_through_the_cli(
 def test_a_job_on_an_openenv_core_server_whose_actions_are_not_tool_calls(
         split_stack: dict[str, str], split_key: str, service_key: str, reference_server: str) -> None:
     table, auth = split_stack, {"authorization": f"Bearer {split_key}"}
-    body = {"tasks": [{"id": "count", "messages": [{"role": "user", "content": "Move the counter by five."}]}],
+    truth = {"decision": "tool_call", "tool_calls": [{"name": "add", "arguments": {"delta": 2}}]}
+    body = {"tasks": [{"id": "count", "messages": [{"role": "user", "content": "Move the counter by five."}],
+                       "ground_truth": truth}],
             "group_size": 2, "mode": "tokens", "tool_parser": "hermes", "policy": {"model": "counter"},
             "env": {"base_url": reference_server, "action": {"tool_name": "add", "description": "Add delta."}},
             "limits": {"max_turns": 4, "max_tokens_per_turn": 32, "max_total_tokens": 2048, "timeout_s": 60}}
@@ -256,3 +258,19 @@ def test_a_job_on_an_openenv_core_server_whose_actions_are_not_tool_calls(
         assert tool["name"] == "add" and "delta" in tool["parameters"]["properties"]  # the server's action schema
         assert [m["content"] for m in item["messages"] if m["role"] == "tool"] == ["ok", "ok"]
         assert item["metadata"]["env_reward"] == 5.0 and item["metadata"]["env_steps"] == 2
+    _rescore_through_the_reward_process(table, auth, state["id"], expected=2)
+
+
+def _rescore_through_the_reward_process(table: dict[str, str], auth: dict[str, str], job_id: str, *,
+                                        expected: int) -> None:
+    """The reward process re-scores a stored job, reading its trajectories from the rollout process's API."""
+    started = httpx.post(f"{table['reward']}/v1/rollouts/{job_id}/rescore", headers=auth, timeout=30,
+                         json={"spec": {"components": [{"name": "tool_call"}]}})
+    assert started.status_code == 202, started.text
+    assert started.json()["total"] == expected
+    deadline = time.monotonic() + 60
+    while not (progress := httpx.get(f"{table['reward']}{started.json()['status_url']}", headers=auth,
+                                     timeout=10).json())["done"]:
+        assert time.monotonic() < deadline, progress
+        time.sleep(0.3)
+    assert (progress["total"], progress["scored"], progress["failed"]) == (expected, expected, 0), progress

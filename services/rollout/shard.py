@@ -261,7 +261,7 @@ class ShardRun:
         try:
             client = await self.link.reward()
             async with self.link.guard(client):
-                await client.record(self.reward_spec.model_dump(mode="json"), results)
+                await client.record(self.reward_spec.model_dump(mode="json"), results, job_id=str(self.job_id))
         except (UpstreamError, ServiceUnavailable) as exc:
             _log.warning("reward service could not keep the scores of group %s of job %s: %s; they stay pending",
                          group.task_id, self.job_id, exc)

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from shared.settings import Settings
 
-__all__ = ["create_engine_for", "json_dumps", "make_sessionmaker", "session_scope"]
+__all__ = ["create_engine_for", "engine_of", "json_dumps", "make_sessionmaker", "session_scope"]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -57,6 +57,14 @@ def create_engine_for(settings: Settings, *, url: str | None = None) -> AsyncEng
         url, pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size, pool_pre_ping=True,
         json_serializer=json_dumps,
     )
+
+
+def engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
+    """The engine a sessionmaker is bound to (directly, or through one of its connections), if any."""
+    bind = maker.kw.get("bind")
+    if isinstance(bind, AsyncEngine):
+        return bind
+    return getattr(bind, "engine", None)
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
