@@ -2,8 +2,9 @@
 
 openenv-core lives in its own virtual environment (built by scripts/openenv_peer_venv.sh), so its
 server runs in a subprocess on loopback, hosting the toy counter env of ``services/envs/peer``
-(its own env class, whose action is ``{"delta": int}``, not a tool call). Modules that use the
-fixtures import them by name.
+(its own env class, whose action is ``{"delta": int}``, not a tool call). The fixtures are the
+suite's (``pytest_plugins`` in ``tests/conftest.py``); the server starts once per run and every
+test closes the sessions it opens.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ __all__ = ["PEER_DIR", "peer_python", "reference_server"]
 PEER_DIR = REPO_ROOT / "tests" / "services" / "envs" / "peer"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def peer_python() -> Path:
     """Python of the openenv-core venv, built on first use."""
     out = subprocess.run([str(REPO_ROOT / "scripts" / "openenv_peer_venv.sh")], capture_output=True, text=True,
@@ -31,7 +32,7 @@ def peer_python() -> Path:
     return Path(out.stdout.strip().splitlines()[-1]) / "bin" / "python"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference_server(peer_python: Path) -> Iterator[str]:
     """The openenv-core reference server (max 2 sessions) hosting the toy counter env."""
     port = free_port()
