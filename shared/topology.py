@@ -25,7 +25,7 @@ PORT_OFFSETS: dict[str, int] = {"gateway": 0, "inference": 1, "cleaning": 2, "to
 SPLIT_SERVICES: tuple[str, ...] = tuple(PORT_OFFSETS)
 _ROLLOUT_CALLS = ("gateway", "tools", "envs", "reward", "functions")
 #: The services each process calls; the queue worker runs every service's tasks (rollout shards,
-#: re-scoring, cleaning batches), so it calls what they call.
+#: re-scoring, cleaning batches), so it calls what they call (re-scoring reads the rollout API).
 CALLS: dict[str, tuple[str, ...]] = {
     "gateway": ("inference",),
     "inference": (),
@@ -33,10 +33,10 @@ CALLS: dict[str, tuple[str, ...]] = {
     "tools": (),
     "envs": (),
     "rollout": _ROLLOUT_CALLS,
-    "reward": ("functions",),
+    "reward": ("functions", "rollout"),
     "console": (),
     "functions": (),
-    "worker": _ROLLOUT_CALLS,
+    "worker": (*_ROLLOUT_CALLS, "rollout"),
 }
 #: The console reads the public API from the browser through its own origin: rollout's routes by
 #: default, these path prefixes from the service that owns them (prefix -> service, its path there).

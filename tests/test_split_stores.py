@@ -2,7 +2,8 @@
 
 Both stores are private to the test (``tests.private_stores``): the machine's shared Redis and
 Postgres are never touched. The policy is a small OpenAI-shaped server in the test process that
-answers every chat call after a short delay, so shards are mid-flight when a store goes down.
+answers every chat call after a short delay, so shards are mid-flight when a store goes down; it
+is the gateway process's upstream, so every call crosses the gateway as a rollout's calls do.
 The outcome every test asserts: the job ends; every group is stored exactly once (its members
 once each, no duplicate ids), or the job has failed loudly with each unstored group failed and
 its error recorded; nothing is left pending or running.
@@ -150,6 +151,9 @@ class _Stack:
             assert self.proc.poll() is None, self.tail()
             assert time.monotonic() < deadline, "the split stack did not come up\n" + self.tail()
             time.sleep(0.5)
+        stub = [{"model": "stub", "url": self.policy_server.url, "return_token_ids": False, "logprobs": False}]
+        put = httpx.put(f"{self.table['gateway']}/v1/gateway/upstreams", json=stub, headers=self.auth, timeout=30)
+        assert put.status_code == 200, put.text
 
     @property
     def postgres(self) -> PrivatePostgres:
@@ -163,7 +167,7 @@ class _Stack:
     def _up(self) -> bool:
         try:
             return all(httpx.get(f"{self.table[s]}/healthz", timeout=1).status_code == 200
-                       for s in ("rollout", "reward"))
+                       for s in ("gateway", "rollout", "reward"))
         except httpx.HTTPError:
             return False
 
@@ -175,7 +179,7 @@ class _Stack:
         body = {"tasks": [{"id": f"t{i}", "messages": [{"role": "user", "content": f"What is {i} + 4?"}]}
                           for i in range(TASKS)],
                 "group_size": GROUP_SIZE, "shard_size": SHARD_SIZE, "mode": "messages",
-                "policy": {"backend": {"name": "openai", "base_url": self.policy_server.url, "model": "stub"}},
+                "policy": {"model": "stub"},
                 "limits": {"max_turns": 1, "timeout_s": 60}}
         resp = httpx.post(f"{self.table['rollout']}/v1/rollouts", json=body, headers=self.auth, timeout=30)
         assert resp.status_code == 202, resp.text

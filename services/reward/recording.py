@@ -34,7 +34,7 @@ async def record_results(session: AsyncSession, body: RecordRequest) -> RecordRe
     digest = await repository.save_spec(session, body.spec)
     try:
         async with session.begin_nested():
-            inserted = await repository.record_scores(session, digest, pairs)
+            inserted = await repository.record_scores(session, digest, pairs, job_id=body.job_id)
     except IntegrityError:
         raise ValidationFailed("a result names a trajectory that is not stored; record after the trajectories "
                                "are committed", param="results.trajectory_id") from None

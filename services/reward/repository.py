@@ -1,6 +1,7 @@
-"""Reward storage: specs by hash, provenance rows per score, stored trajectories to re-score.
+"""Reward storage: specs by hash, provenance rows per score (each naming its rollout job).
 
-Every function takes the caller's session and only flushes; the caller commits.
+Only the reward service's own tables are read here: the trajectories to re-score come from the
+rollout service's API. Every function takes the caller's session and only flushes; the caller commits.
 Scores are written with ``insert_ignore`` on (trajectory, component, spec_hash),
 so writing the same batch twice records each score once, and old scores of
 other specs are never touched.
@@ -18,23 +19,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward.service import ScoredTrajectory
 from services.reward.spec import RewardSpec, spec_hash
-from shared.db.models import RewardRow, RewardSpecRow, RolloutJobRow, TrajectoryRow
+from shared.db.models import RewardRow, RewardSpecRow
 from shared.db.upsert import insert_ignore
 from shared.errors import NotFound
-from shared.schema import Trajectory
 
 __all__ = [
     "TOTAL_COMPONENT",
     "RescoreCounts",
-    "count_job_trajectories",
-    "get_rollout_job",
     "get_spec",
-    "job_trajectories",
     "read_scores",
     "record_scores",
     "rescore_counts",
     "save_spec",
-    "trajectory_from_row",
 ]
 
 #: Component name of the per-trajectory row holding the spec's weighted total and status.
@@ -57,55 +53,26 @@ async def get_spec(session: AsyncSession, digest: str) -> RewardSpec:
     return RewardSpec.model_validate(row.spec)
 
 
-async def get_rollout_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRow:
-    """The rollout job; 404 when it does not exist."""
-    job = await session.get(RolloutJobRow, job_id)
-    if job is None:
-        raise NotFound(f"no rollout job with id {job_id}")
-    return job
-
-
-async def count_job_trajectories(session: AsyncSession, job_id: uuid.UUID) -> int:
-    """How many trajectories a rollout job stored."""
-    stmt = select(func.count()).select_from(TrajectoryRow).where(TrajectoryRow.job_id == job_id)
-    return int(await session.scalar(stmt) or 0)
-
-
-async def job_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset: int, limit: int) -> list[TrajectoryRow]:
-    """One batch of a job's trajectories in a stable order (creation time, then id)."""
-    stmt = (select(TrajectoryRow).where(TrajectoryRow.job_id == job_id)
-            .order_by(TrajectoryRow.created_at, TrajectoryRow.id).offset(offset).limit(limit))
-    return list((await session.scalars(stmt)).all())
-
-
-def trajectory_from_row(row: TrajectoryRow) -> Trajectory:
-    """The schema view of a stored trajectory; raises ``ValidationError`` for unusable stored data."""
-    return Trajectory.model_validate({
-        "id": str(row.id), "group_id": str(row.group_id) if row.group_id else None,
-        "sample_index": row.sample_index, "messages": row.messages or [], "tools": row.tools or [],
-        "turns": row.turns, "stop_reason": row.stop_reason, "truncated": row.truncated,
-        "steps": row.steps or [], "metadata": row.meta or {},
-    })
-
-
-def _total_row(traj_id: uuid.UUID, digest: str, scored: ScoredTrajectory) -> dict[str, Any]:
-    return {"trajectory_id": traj_id, "component": TOTAL_COMPONENT, "version": "1", "params": {},
+def _total_row(traj_id: uuid.UUID, digest: str, scored: ScoredTrajectory, job_id: uuid.UUID | None
+               ) -> dict[str, Any]:
+    return {"trajectory_id": traj_id, "job_id": job_id, "component": TOTAL_COMPONENT, "version": "1", "params": {},
             "spec_hash": digest, "weight": 1.0, "score": scored.score,
             "metrics": {**scored.metrics, "mask": float(scored.mask)}, "status": scored.status,
             "error": scored.error}
 
 
-def _rows_for(traj_id: uuid.UUID, digest: str, scored: ScoredTrajectory) -> list[dict[str, Any]]:
-    rows = [{"trajectory_id": traj_id, "component": r.component, "version": r.version, "params": r.params,
-             "spec_hash": digest, "weight": r.weight, "score": r.score, "metrics": r.metrics,
+def _rows_for(traj_id: uuid.UUID, digest: str, scored: ScoredTrajectory, job_id: uuid.UUID | None
+              ) -> list[dict[str, Any]]:
+    rows = [{"trajectory_id": traj_id, "job_id": job_id, "component": r.component, "version": r.version,
+             "params": r.params, "spec_hash": digest, "weight": r.weight, "score": r.score, "metrics": r.metrics,
              "status": r.status, "error": r.error} for r in scored.records]
-    return [*rows, _total_row(traj_id, digest, scored)]
+    return [*rows, _total_row(traj_id, digest, scored, job_id)]
 
 
-async def record_scores(session: AsyncSession, digest: str,
-                        results: Sequence[tuple[uuid.UUID, ScoredTrajectory]]) -> int:
-    """Write each component's record and the total per trajectory; returns rows newly inserted."""
-    rows = [row for traj_id, scored in results for row in _rows_for(traj_id, digest, scored)]
+async def record_scores(session: AsyncSession, digest: str, results: Sequence[tuple[uuid.UUID, ScoredTrajectory]],
+                        *, job_id: uuid.UUID | None = None) -> int:
+    """Write each component's record and the total per trajectory (of ``job_id``); returns rows newly inserted."""
+    rows = [row for traj_id, scored in results for row in _rows_for(traj_id, digest, scored, job_id)]
     inserted = await insert_ignore(session, RewardRow, rows,
                                    conflict_columns=["trajectory_id", "component", "spec_hash"])
     await session.flush()
@@ -135,13 +102,12 @@ class RescoreCounts:
         return max(self.total - self.scored - self.failed - self.skipped, 0)
 
 
-async def rescore_counts(session: AsyncSession, job_id: uuid.UUID, digest: str) -> RescoreCounts:
-    """Count the job's trajectories by the status of their total row for this spec."""
-    stmt = (select(RewardRow.status, func.count()).join(TrajectoryRow, TrajectoryRow.id == RewardRow.trajectory_id)
-            .where(TrajectoryRow.job_id == job_id, RewardRow.spec_hash == digest,
-                   RewardRow.component == TOTAL_COMPONENT)
+async def rescore_counts(session: AsyncSession, job_id: uuid.UUID, digest: str, *, total: int) -> RescoreCounts:
+    """Count the job's ``total`` trajectories by the status of their total row for this spec."""
+    stmt = (select(RewardRow.status, func.count())
+            .where(RewardRow.job_id == job_id, RewardRow.spec_hash == digest, RewardRow.component == TOTAL_COMPONENT)
             .group_by(RewardRow.status))
     by_status = {status: int(n) for status, n in (await session.execute(stmt)).all()}
-    return RescoreCounts(total=await count_job_trajectories(session, job_id), scored=by_status.get("ok", 0),
+    return RescoreCounts(total=total, scored=by_status.get("ok", 0),
                          failed=by_status.get("failed", 0), skipped=by_status.get("skipped", 0))
 

@@ -6,6 +6,10 @@ spec_hash), so a redelivered batch records each score once and the scores of
 earlier specs stay untouched. Every trajectory gets an outcome: a bad stored
 row, a missing or non-JSON ground truth or a raising component is a recorded
 failure of that trajectory, never of the batch.
+
+The job and its trajectories are the rollout service's: they are read through its API
+(``RolloutClient``: how many it stored, one page per batch in its stable order), never from
+its tables; the reward rows name the job, so progress reads only this service's own table.
 """
 
 from __future__ import annotations
@@ -29,13 +33,33 @@ from services.reward.schemas import (
 )
 from services.reward.service import ScoredTrajectory, is_rollout_error, score_trajectory
 from services.reward.spec import RewardSpec
-from shared.db.models import TrajectoryRow
+from shared.clients import RolloutClient
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema import Trajectory
 
 __all__ = ["RESCORE_TASK", "read_progress", "rescore_batch", "resolve_ground_truth", "score_stored", "start_rescore"]
 
 RESCORE_TASK = "reward.rescore_job"
+_PAGE = 1000  # the rollout API's largest page
+_TRAJECTORY_FIELDS = ("id", "group_id", "sample_index", "messages", "tools", "turns", "stop_reason", "truncated",
+                      "steps", "metadata")
+
+
+async def _job_total(rollout: RolloutClient, job_id: uuid.UUID) -> int:
+    """How many trajectories the job stored (the rollout service's 404 when there is no such job)."""
+    page = await rollout.trajectories(str(job_id), offset=0, limit=1)
+    return int(page.get("total") or 0)
+
+
+async def _job_batch(rollout: RolloutClient, job_id: uuid.UUID, *, offset: int, limit: int) -> list[dict[str, Any]]:
+    """Trajectories ``offset`` .. ``offset + limit`` of the job, in the rollout API's order, a page at a time."""
+    items: list[dict[str, Any]] = []
+    while len(items) < limit:
+        page = await rollout.trajectories(str(job_id), offset=offset + len(items), limit=min(_PAGE, limit - len(items)))
+        items += page.get("items") or []
+        if page.get("next_offset") is None:
+            break
+    return items
 
 
 def _status_url(job_id: uuid.UUID, digest: str) -> str:
@@ -43,15 +67,14 @@ def _status_url(job_id: uuid.UUID, digest: str) -> str:
 
 
 async def start_rescore(session: AsyncSession, dispatcher: Dispatcher, job_id: uuid.UUID, body: RescoreRequest,
-                        *, batch_size: int) -> RescoreStarted:
+                        *, batch_size: int, rollout: RolloutClient) -> RescoreStarted:
     """Store the spec and queue one task per batch of the job's trajectories (sent after commit)."""
     body.spec.validate_names()
     if body.spec.functions:
         raise RewardSpecError("re-scoring a stored job with reward function components is not supported; "
                               "score the trajectories with POST /v1/rewards/score", param="spec.functions")
-    await repository.get_rollout_job(session, job_id)
+    total = await _job_total(rollout, job_id)
     digest = await repository.save_spec(session, body.spec)
-    total = await repository.count_job_trajectories(session, job_id)
     batches = math.ceil(total / batch_size)
     for batch in range(batches):
         enqueue_after_commit(session, dispatcher, RESCORE_TASK, job_id=str(job_id), spec_hash=digest, batch=batch,
@@ -61,11 +84,12 @@ async def start_rescore(session: AsyncSession, dispatcher: Dispatcher, job_id: u
                           status_url=_status_url(job_id, digest))
 
 
-async def read_progress(session: AsyncSession, job_id: uuid.UUID, digest: str) -> RescoreProgress:
+async def read_progress(session: AsyncSession, job_id: uuid.UUID, digest: str, *,
+                        rollout: RolloutClient) -> RescoreProgress:
     """Counts of scored, failed, skipped and pending trajectories of the job under one spec."""
-    await repository.get_rollout_job(session, job_id)
+    total = await _job_total(rollout, job_id)
     await repository.get_spec(session, digest)
-    counts = await repository.rescore_counts(session, job_id, digest)
+    counts = await repository.rescore_counts(session, job_id, digest, total=total)
     return RescoreProgress(job_id=str(job_id), spec_hash=digest, total=counts.total, scored=counts.scored,
                            failed=counts.failed, skipped=counts.skipped, pending=counts.pending,
                            done=counts.pending == 0)
@@ -93,11 +117,11 @@ def _invalid_row(traj_id: str, exc: ValidationError) -> ScoredTrajectory:
     return _failed(traj_id, f"stored trajectory is not valid: {where}: {first.get('msg')}")
 
 
-def score_stored(row: TrajectoryRow, spec: RewardSpec, source: GroundTruthSource) -> ScoredTrajectory:
-    """Score one stored trajectory; never raises (every problem is this trajectory's failure)."""
-    traj_id = str(row.id)
+def score_stored(item: dict[str, Any], spec: RewardSpec, source: GroundTruthSource) -> ScoredTrajectory:
+    """Score one stored trajectory (an item of the rollout API's page); never raises (every problem is its failure)."""
+    traj_id = str(item.get("id"))
     try:
-        traj = repository.trajectory_from_row(row)
+        traj = Trajectory.model_validate({k: item[k] for k in _TRAJECTORY_FIELDS if k in item})
     except ValidationError as exc:
         return _invalid_row(traj_id, exc)
     if is_rollout_error(traj):
@@ -111,18 +135,19 @@ def score_stored(row: TrajectoryRow, spec: RewardSpec, source: GroundTruthSource
         return _failed(traj_id, f"scoring raised {type(exc).__name__}: {exc}")
 
 
-def _score_all(rows: list[TrajectoryRow], spec: RewardSpec, source: GroundTruthSource) -> list[ScoredTrajectory]:
-    return [score_stored(row, spec, source) for row in rows]
+def _score_all(items: list[dict[str, Any]], spec: RewardSpec, source: GroundTruthSource) -> list[ScoredTrajectory]:
+    return [score_stored(item, spec, source) for item in items]
 
 
-async def rescore_batch(session: AsyncSession, *, job_id: uuid.UUID, digest: str, batch: int, batch_size: int,
-                        source: GroundTruthSource) -> dict[str, int]:
+async def rescore_batch(session: AsyncSession, rollout: RolloutClient, *, job_id: uuid.UUID, digest: str, batch: int,
+                        batch_size: int, source: GroundTruthSource) -> dict[str, int]:
     """Score one batch of the job's trajectories with the stored spec and record the scores (flush only)."""
     spec = await repository.get_spec(session, digest)
-    rows = await repository.job_trajectories(session, job_id, offset=batch * batch_size, limit=batch_size)
+    rows = await _job_batch(rollout, job_id, offset=batch * batch_size, limit=batch_size)
     # Scoring is CPU work: keep it off the event loop that may also serve requests (embedded default).
     results = await asyncio.to_thread(_score_all, rows, spec, source)
-    inserted = await repository.record_scores(session, digest, [(row.id, r) for row, r in zip(rows, results)])
+    pairs = [(uuid.UUID(str(row["id"])), r) for row, r in zip(rows, results, strict=True)]
+    inserted = await repository.record_scores(session, digest, pairs, job_id=job_id)
     outcome = {"trajectories": len(rows), "rows_inserted": inserted}
     for status in ("ok", "failed", "skipped"):
         outcome[status] = sum(r.status == status for r in results)

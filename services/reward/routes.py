@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 
 from services.reward.advantage_service import compute_advantages
-from services.reward.deps import functions_client
+from services.reward.deps import functions_client, rollout_client
 from services.reward.recording import record_results
 from services.reward.rescore import read_progress, start_rescore
 from services.reward.schemas import (
@@ -55,12 +55,16 @@ def advantages(body: AdvantagesRequest) -> AdvantagesResponse:
 
 @router.post("/v1/rollouts/{job_id}/rescore", status_code=202, response_model=RescoreStarted)
 async def rescore(job_id: uuid.UUID, body: RescoreRequest, session: SessionDep, dispatcher: DispatcherDep,
-                  settings: SettingsDep) -> RescoreStarted:
+                  settings: SettingsDep, state: StateDep, request: Request) -> RescoreStarted:
     """Re-score every stored trajectory of a rollout job with a new spec (old scores are kept)."""
-    return await start_rescore(session, dispatcher, job_id, body, batch_size=settings.reward_rescore_batch_size)
+    async with rollout_client(state, request) as rollout:
+        return await start_rescore(session, dispatcher, job_id, body, batch_size=settings.reward_rescore_batch_size,
+                                   rollout=rollout)
 
 
 @router.get("/v1/rollouts/{job_id}/rescore/{spec_hash}", response_model=RescoreProgress)
-async def rescore_status(job_id: uuid.UUID, spec_hash: SpecHash, session: SessionDep) -> RescoreProgress:
+async def rescore_status(job_id: uuid.UUID, spec_hash: SpecHash, session: SessionDep, state: StateDep,
+                         request: Request) -> RescoreProgress:
     """Progress of a re-scoring run: trajectories scored, failed, skipped and pending."""
-    return await read_progress(session, job_id, spec_hash)
+    async with rollout_client(state, request) as rollout:
+        return await read_progress(session, job_id, spec_hash, rollout=rollout)

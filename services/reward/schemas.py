@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -49,12 +50,14 @@ class ScoreResponse(BaseModel):
 class RecordRequest(BaseModel):
     """Scores this service computed (``/v1/rewards/score``) for trajectories now stored, to keep with provenance.
 
-    ``trajectory_id`` of each result names the stored trajectory; recording the same results
-    twice stores each score once (keyed by trajectory, component and the spec's hash).
+    ``trajectory_id`` of each result names the stored trajectory, ``job_id`` the rollout job that
+    stored them (kept on the rows, so a later re-score of the job counts them); recording the
+    same results twice stores each score once (keyed by trajectory, component and the spec's hash).
     """
 
     spec: RewardSpec
     results: list[ScoredTrajectory] = Field(max_length=10_000)
+    job_id: uuid.UUID | None = None
 
 
 class RecordResponse(BaseModel):

@@ -85,19 +85,30 @@ def reward_processors_of(spec: RolloutRunSpec) -> list[dict[str, Any]]:
 
 def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = (),
                reward_modules: Sequence[str] = ()) -> None:
-    """Refuse names no registry knows and processors outside ``processor_modules`` / ``reward_modules``."""
+    """Refuse names no registry knows, processors outside ``processor_modules`` / ``reward_modules``, and a
+    policy server named by URL (the gateway's upstreams say which servers answer)."""
     if spec.processor is not None:
         check_processor(spec.processor, processor_modules)
     for i, comp in enumerate(spec.reward_functions or []):
         check_reward_function(comp, reward_modules, param=f"reward_functions[{i}]")
-    backend = spec.policy.backend.name if spec.policy.backend else "local"
-    if backend not in POLICY_FACTORIES and backend not in backend_registry().names():
-        known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
-        raise ValidationFailed(f"unknown policy backend {backend!r}; known: {', '.join(known)}",
-                               param="policy.backend.name")
+    _check_policy(spec)
     if spec.tool_parser != "auto" and spec.tool_parser not in family_names():
         raise ValidationFailed(f"unknown tool parser {spec.tool_parser!r}", param="tool_parser")
     _check_reward(spec)
+
+
+def _check_policy(spec: RolloutRunSpec) -> None:
+    backend = spec.policy.backend
+    name = backend.name if backend else "local"
+    if name not in POLICY_FACTORIES and name not in backend_registry().names():
+        known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
+        raise ValidationFailed(f"unknown policy backend {name!r}; known: {', '.join(known)}",
+                               param="policy.backend.name")
+    if backend is not None and backend.base_url is not None:
+        raise ValidationFailed(
+            f"a rollout's policy calls go through the gateway, so each one is a trace: add {backend.base_url} as a "
+            "gateway upstream (PUT /v1/gateway/upstreams, an admin key) and name its model in policy.model",
+            param="policy.backend.base_url")
 
 
 def check_processor_module(classpath: str, allowed_modules: Sequence[str]) -> None:

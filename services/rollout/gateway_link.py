@@ -1,9 +1,11 @@
 """How a shard's rollout processors reach the gateway, and how the shard reads their traces back.
 
-With ``public_base_url`` set, processors call that deployment over HTTP. Without
-it (the embedded default) the shard runs a gateway app in this process for its
-lifetime and hands each processor an ``httpx.AsyncClient`` whose transport is
-that app, so no port is opened and nothing outside the process can reach it.
+With ``public_base_url`` set, processors call that deployment over HTTP, else the
+split gateway at ``TRAJFORGE_GATEWAY_URL``. Without either (the embedded default)
+the gateway is the one the service clients reach in this process (its running app,
+or one started for the block) and each processor gets an ``httpx.AsyncClient``
+whose transport is that app, so no port is opened and nothing outside the process
+can reach it.
 Either way every call goes through the gateway's own code, which stores it as a
 ``gateway_trace`` row with the engine's token ids.
 
@@ -23,18 +25,19 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.auth import create_key, revoke_key
+from shared.clients import Endpoints
+from shared.db.session import engine_of
 from shared.settings import Settings
 from shared.traces import TraceRecord
 
 __all__ = ["GatewayLink", "open_gateway_link", "session_id_for"]
 
-_IN_MEMORY_ROOT = "http://gateway.internal"
 # Policy calls of a processor may take long on a CPU engine; the processor's own timeout bounds them.
 _TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
@@ -118,21 +121,24 @@ async def open_gateway_link(settings: Settings, maker: async_sessionmaker[AsyncS
         return session_key
 
     headers = {"authorization": f"Bearer {key}"}
-    root = settings.public_base_url or (settings.gateway_url if network else "")
+    root = settings.public_base_url or settings.gateway_url
     try:
         if root:
             async with httpx.AsyncClient(base_url=root, headers=headers, timeout=_TIMEOUT) as client:
                 yield GatewayLink(root, key, client, issue_key=issue)
-        elif network:
-            async with _in_process_gateway(settings, maker) as app, _loopback(app) as url, \
-                    httpx.AsyncClient(base_url=url, headers=headers, timeout=_TIMEOUT) as client:
-                yield GatewayLink(url, key, client, issue_key=issue)
         else:
-            async with _in_process_gateway(settings, maker) as app:
-                transport = httpx.ASGITransport(app=app)
-                async with httpx.AsyncClient(transport=transport, base_url=_IN_MEMORY_ROOT, headers=headers,
-                                             timeout=_TIMEOUT) as client:
-                    yield GatewayLink(_IN_MEMORY_ROOT, key, client, transport, issue_key=issue)
+            async with Endpoints(settings, engine=engine_of(maker), sessionmaker=maker) as endpoints:
+                gateway = await endpoints.get("gateway")
+                if network:
+                    async with _loopback(gateway.app) as url, \
+                            httpx.AsyncClient(base_url=url + urlsplit(gateway.base_url).path, headers=headers,
+                                              timeout=_TIMEOUT) as client:
+                        yield GatewayLink(str(client.base_url), key, client, issue_key=issue)
+                else:
+                    transport = gateway.transport()
+                    async with httpx.AsyncClient(transport=transport, base_url=gateway.base_url, headers=headers,
+                                                 timeout=_TIMEOUT) as client:
+                        yield GatewayLink(gateway.base_url, key, client, transport, issue_key=issue)
     finally:
         for issued_id in issued:
             await _revoke_key(maker, issued_id)
@@ -156,13 +162,6 @@ async def _revoke_key(maker: async_sessionmaker[AsyncSession], key_id: uuid.UUID
         await session.commit()
 
 
-def _engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
-    bind = maker.kw.get("bind")
-    if isinstance(bind, AsyncEngine):
-        return bind
-    return getattr(bind, "engine", None)
-
-
 @contextlib.asynccontextmanager
 async def _loopback(app: Any) -> AsyncIterator[str]:
     """Serve ``app`` on a free loopback port for the block (its lifespan is the caller's); yields its URL."""
@@ -184,15 +183,3 @@ async def _loopback(app: Any) -> AsyncIterator[str]:
         server.should_exit = True
         await task
         sock.close()
-
-
-@contextlib.asynccontextmanager
-async def _in_process_gateway(settings: Settings, maker: async_sessionmaker[AsyncSession]) -> AsyncIterator[Any]:
-    """The gateway service as an app in this process, its startup and shutdown run around the block."""
-    # Imported here: the gateway app pulls in the inference engine, needed only by processor jobs.
-    from services.gateway.app import SERVICE
-    from shared.web import create_app
-
-    app = create_app(SERVICE, settings=settings, engine=_engine_of(maker), sessionmaker=maker)
-    async with app.router.lifespan_context(app):
-        yield app

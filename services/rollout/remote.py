@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.rollout.ports import ToolResult
 from services.rollout.schemas import ActionSpec, EnvSpec
@@ -44,6 +44,7 @@ from shared.clients import (
     ServiceClient,
     ToolsClient,
 )
+from shared.db.session import engine_of
 from shared.errors import EnvError, NotFound, TrajforgeError, UpstreamError, ValidationFailed
 from shared.schema import StepResult, Trajectory, to_observation_text
 from shared.settings import Settings
@@ -363,13 +364,6 @@ def _origin(url: str) -> tuple[str, str]:
     return scheme, parts.netloc
 
 
-def _engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
-    bind = maker.kw.get("bind")
-    if isinstance(bind, AsyncEngine):
-        return bind
-    return getattr(bind, "engine", None)
-
-
 @contextlib.asynccontextmanager
 async def open_service_link(settings: Settings, maker: async_sessionmaker[AsyncSession], *, key_name: str,
                             db_lock: asyncio.Lock | None = None) -> AsyncIterator[ServiceLink]:
@@ -383,7 +377,7 @@ async def open_service_link(settings: Settings, maker: async_sessionmaker[AsyncS
         row, key = await create_key(session, key_name, salt=settings.key_salt)
         await session.commit()
         key_id: uuid.UUID = row.id
-    endpoints = Endpoints(settings, engine=_engine_of(maker), sessionmaker=maker)
+    endpoints = Endpoints(settings, engine=engine_of(maker), sessionmaker=maker)
     link = ServiceLink(settings, endpoints, key, db_lock)
     try:
         yield link

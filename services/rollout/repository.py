@@ -26,6 +26,7 @@ __all__ = [
     "cancel_pending_groups",
     "claim_group",
     "count_groups",
+    "count_trajectories",
     "count_open_groups",
     "fail_group",
     "get_job",
@@ -132,6 +133,12 @@ async def cancel_pending_groups(session: AsyncSession, job_id: uuid.UUID) -> Non
                           .where(TrajectoryGroupRow.job_id == job_id, TrajectoryGroupRow.status == "pending")
                           .values(status="cancelled"))
     await session.flush()
+
+
+async def count_trajectories(session: AsyncSession, job_id: uuid.UUID) -> int:
+    """How many trajectories the job stored."""
+    stmt = select(func.count()).select_from(TrajectoryRow).where(TrajectoryRow.job_id == job_id)
+    return int(await session.scalar(stmt) or 0)
 
 
 async def count_groups(session: AsyncSession, job_id: uuid.UUID, *, status: str) -> int:

@@ -231,7 +231,8 @@ class RolloutJobRead(BaseModel):
 
 
 class TrajectoryPage(BaseModel):
-    """A page of a job's trajectories (``Trajectory.to_row()`` plus job keys and reward)."""
+    """A page of a job's trajectories (``Trajectory.to_row()`` plus job keys and reward), and how many it stored."""
 
     items: list[dict[str, Any]]
     next_offset: int | None = None
+    total: int = 0

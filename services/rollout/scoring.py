@@ -1,7 +1,8 @@
 """Scoring a finished group: reward per member, then GRPO advantages within the group.
 
-A member's reward is its reward-spec total when the job has a spec, else the
-env's episode reward when it ran in an env, else none. Members without a
+A member's reward is its reward-spec total when the job has a spec (computed by the
+reward service, handed in as ``scored``), else the env's episode reward when it ran
+in an env, else none. Members without a
 reward (a failed score, a rollout error) get no advantage and are left out
 of the group's statistics rather than counted as zero. Advantages come from
 ``shared.advantages`` (the same functions as ``POST /v1/advantages``).
@@ -20,10 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from services.reward.service import ScoredTrajectory, score_trajectory
-from services.reward.spec import RewardSpec
 from shared.advantages import group_advantages, step_advantages
-from shared.schema import Trajectory
+from shared.schema import ScoredTrajectory, Trajectory
 
 __all__ = ["GroupScores", "score_group", "step_rewards_of", "truth_of"]
 
@@ -61,21 +60,18 @@ def step_rewards_of(traj: Trajectory, reward: float | None, *, spec_total: bool)
     return per_turn
 
 
-def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: Any, *,
+def score_group(trajs: list[Trajectory], *, has_spec: bool = False,
                 estimator: Literal["grpo", "grpo_per_step"] = "grpo",
                 scored: Sequence[ScoredTrajectory | None] | None = None, pending: bool = False) -> GroupScores:
-    """Score every member and write ``reward`` and ``advantage`` (and per-step advantages) into its metadata.
+    """Write each member's ``reward`` and ``advantage`` (and per-step advantages) into its metadata.
 
-    ``scored`` (one per member) are results the reward service computed; ``pending`` means the
-    job's spec could not be applied yet (the reward service was down): no member gets a reward.
+    ``scored`` (one per member) are the results the reward service computed for the job's spec
+    (``has_spec``); ``pending`` means the spec could not be applied yet (the reward service was
+    down): no member gets a reward.
     """
     out = GroupScores()
-    truth = truth_of(ground_truth)
     for i, traj in enumerate(trajs):
-        if scored is not None:
-            one = scored[i]
-        else:
-            one = score_trajectory(traj, spec, truth) if spec is not None and not pending else None
+        one = scored[i] if scored is not None else None
         out.scored.append(one)
         out.rewards.append(None if pending else _reward(traj, one))
     group = group_advantages(out.rewards)
@@ -83,7 +79,7 @@ def score_group(trajs: list[Trajectory], spec: RewardSpec | None, ground_truth: 
     for traj, reward, adv in zip(trajs, out.rewards, out.advantages, strict=True):
         traj.metadata["reward"], traj.metadata["advantage"] = reward, adv
     if estimator == "grpo_per_step":
-        steps = [step_rewards_of(t, r, spec_total=spec is not None) for t, r in zip(trajs, out.rewards, strict=True)]
+        steps = [step_rewards_of(t, r, spec_total=has_spec) for t, r in zip(trajs, out.rewards, strict=True)]
         per_step = step_advantages(steps)
         for traj, adv_t, mask_t in zip(trajs, per_step.advantages, per_step.mask, strict=True):
             traj.metadata["step_advantages"], traj.metadata["step_advantage_mask"] = adv_t, mask_t

@@ -218,7 +218,8 @@ async def read_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset:
     await repo.get_job(session, job_id)
     rows = await repo.page_trajectories(session, job_id, offset=offset, limit=limit)
     items = [_item(row, reward) for row, reward in rows]
-    return TrajectoryPage(items=items, next_offset=offset + len(items) if len(items) == limit else None)
+    return TrajectoryPage(items=items, next_offset=offset + len(items) if len(items) == limit else None,
+                          total=await repo.count_trajectories(session, job_id))
 
 
 async def stream_trajectories(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID, *,

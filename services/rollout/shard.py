@@ -213,7 +213,7 @@ class ShardRun:
         (``POST /v1/rollouts/{job_id}/rescore``) fills them later without re-running the rollouts.
         """
         if self.reward_spec is None or self.link is None:
-            return score_group(trajs, None, ground_truth, estimator=self.spec.advantage_estimator)
+            return score_group(trajs, estimator=self.spec.advantage_estimator)
         truth = truth_of(ground_truth)
         try:
             client = await self.link.reward()
@@ -226,13 +226,11 @@ class ShardRun:
                          self.job_id, exc)
             for traj in trajs:
                 traj.metadata.update(reward_status="pending", reward_error=exc.message)
-            return score_group(trajs, self.reward_spec, ground_truth, pending=True,
-                               estimator=self.spec.advantage_estimator)
+            return score_group(trajs, has_spec=True, pending=True, estimator=self.spec.advantage_estimator)
         scored = list(results)
         for traj in trajs:
             traj.metadata["reward_status"] = "scored"
-        return score_group(trajs, self.reward_spec, ground_truth, scored=scored,
-                           estimator=self.spec.advantage_estimator)
+        return score_group(trajs, has_spec=True, scored=scored, estimator=self.spec.advantage_estimator)
 
     async def _store(self, session: AsyncSession, group: OpenGroup, result: GroupResult, scores: GroupScores,
                      mode: str) -> bool:
@@ -261,7 +259,7 @@ class ShardRun:
         try:
             client = await self.link.reward()
             async with self.link.guard(client):
-                await client.record(self.reward_spec.model_dump(mode="json"), results)
+                await client.record(self.reward_spec.model_dump(mode="json"), results, job_id=str(self.job_id))
         except (UpstreamError, ServiceUnavailable) as exc:
             _log.warning("reward service could not keep the scores of group %s of job %s: %s; they stay pending",
                          group.task_id, self.job_id, exc)

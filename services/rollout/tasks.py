@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from services.rollout import opd, service
+from shared.db.session import database_unavailable
 from shared.errors import ServiceUnavailable, UpstreamUnavailable
 from shared.queue import TaskContext, queue_task
 
@@ -22,7 +23,14 @@ _TRANSIENT = (UpstreamUnavailable, ServiceUnavailable, OperationalError, Interfa
 async def run_shard(ctx: TaskContext, *, job_id: str, shard_index: int) -> dict[str, Any]:
     """Run one shard's open groups; a redelivered or retried shard skips groups already stored."""
     try:
-        return await service.run_shard(ctx.sessionmaker, ctx.settings, uuid.UUID(job_id), shard_index)
+        try:
+            return await service.run_shard(ctx.sessionmaker, ctx.settings, uuid.UUID(job_id), shard_index)
+        except DBAPIError as exc:
+            # A Postgres still starting up after a restart ("not yet accepting connections") is no
+            # OperationalError, yet the shard can run once it is up: retry it like the others.
+            if database_unavailable(exc):
+                raise ServiceUnavailable(f"the database is not available: {exc.orig}") from exc
+            raise
     except _TRANSIENT as exc:
         # In-process there is no retry, and a broker's retries run out: record it, never leave the job open.
         if ctx.settings.is_embedded or ctx.attempt >= MAX_SHARD_ATTEMPTS:

@@ -325,9 +325,10 @@ class RewardClient(ServiceClient):
         out = await self.request("POST", "/v1/rewards/score", json=body)
         return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 
-    async def record(self, spec: dict[str, Any], results: list[ScoredTrajectory]) -> dict[str, Any]:
-        """Keep scores for stored trajectories (``trajectory_id`` names each); safe to repeat."""
-        body = {"spec": spec, "results": [r.model_dump(mode="json") for r in results]}
+    async def record(self, spec: dict[str, Any], results: list[ScoredTrajectory], *,
+                     job_id: str | None = None) -> dict[str, Any]:
+        """Keep scores for stored trajectories (``trajectory_id`` names each, ``job_id`` their job); safe to repeat."""
+        body = {"spec": spec, "results": [r.model_dump(mode="json") for r in results], "job_id": job_id}
         out: dict[str, Any] = await self.request("POST", "/v1/rewards/record", json=body)
         return out
 

@@ -273,6 +273,8 @@ class RewardRow(IdMixin, Base):
     )
 
     trajectory_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("trajectory.id", ondelete="CASCADE"))
+    # The rollout job of the trajectory, kept here so re-scoring progress never reads the rollout tables.
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     component: Mapped[str] = mapped_column(String(100))
     version: Mapped[str] = mapped_column(String(40))
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -15,11 +15,13 @@ from typing import Any
 
 import orjson
 from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from shared.settings import Settings
 
-__all__ = ["create_engine_for", "json_dumps", "make_sessionmaker", "session_scope"]
+__all__ = ["create_engine_for", "database_unavailable", "engine_of", "json_dumps", "make_sessionmaker",
+           "session_scope"]
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -57,6 +59,29 @@ def create_engine_for(settings: Settings, *, url: str | None = None) -> AsyncEng
         url, pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size, pool_pre_ping=True,
         json_serializer=json_dumps,
     )
+
+
+#: SQLSTATE classes of a server that cannot take work right now: connection exceptions (08) and operator
+#: intervention (57P: starting up, shutting down, crashed), as while Postgres restarts.
+_UNAVAILABLE_STATES = ("08", "57P")
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """True for a database error saying the server is unreachable or (re)starting: worth retrying later."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+    return isinstance(state, str) and state.startswith(_UNAVAILABLE_STATES)
+
+
+def engine_of(maker: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
+    """The engine a sessionmaker is bound to (directly, or through one of its connections), if any."""
+    bind = maker.kw.get("bind")
+    if isinstance(bind, AsyncEngine):
+        return bind
+    return getattr(bind, "engine", None)
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

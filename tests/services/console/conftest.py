@@ -29,7 +29,7 @@ from services.gateway.testing_upstream import ServerThread, make_upstream_app
 from shared.settings import Settings
 from tests.conftest import REPO_ROOT, LoopbackServer, shared_data_dir
 from tests.services.console import policies
-from tests.services.rollout.conftest import local_holder, smol_tokenizer  # noqa: F401 - shared fixtures
+from tests.services.rollout.conftest import local_holder  # noqa: F401 - shared fixture
 from tests.services.rollout.test_service import REWARD, TRUTH
 
 SCREENSHOTS = REPO_ROOT / "out" / "test-screenshots" / "console"

@@ -1,19 +1,16 @@
 """Real peers: the stock openenv-core 0.3.0 client against our server, our client against its server.
 
-openenv-core lives in its own virtual environment (built by scripts/openenv_peer_venv.sh),
-so both directions run it in a subprocess on loopback.
+openenv-core lives in its own virtual environment (``tests.openenv_peer``), so both directions
+run it in a subprocess on loopback.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import BaseModel, ConfigDict
 from websockets.sync.client import connect
@@ -25,65 +22,8 @@ from services.envs.openenv_client import OpenEnv
 from services.envs.openenv_server import OpenEnvServer
 from services.envs.registry import EnvRegistry
 from shared.errors import InvalidInput
-from tests.conftest import free_port
+from tests.openenv_peer import PEER_DIR
 from tests.services.envs.conftest import serve
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-PEER_DIR = Path(__file__).parent / "peer"
-
-
-@pytest.fixture(scope="module")
-def peer_python() -> Path:
-    """Python of the openenv-core venv, built on first use."""
-    out = subprocess.run(
-        [str(REPO_ROOT / "scripts" / "openenv_peer_venv.sh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
-    return Path(out.stdout.strip().splitlines()[-1]) / "bin" / "python"
-
-
-@pytest.fixture(scope="module")
-def reference_server(peer_python: Path) -> Iterator[str]:
-    """The openenv-core reference server (max 2 sessions) hosting the toy counter env."""
-    port = free_port()
-    cmd = [
-        str(peer_python),
-        "-m",
-        "uvicorn",
-        "toy_env:app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
-    proc = subprocess.Popen(
-        cmd, cwd=PEER_DIR, env={"MAX_CONCURRENT_ENVS": "2", "PATH": "/usr/bin:/bin"}
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(base, proc)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def _wait_healthy(base: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60  # importing openenv-core takes ~10 s here
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "reference server exited"
-        try:
-            if httpx.get(f"{base}/health", timeout=1).json().get("status") == "healthy":
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError("reference server never became healthy")
 
 
 def test_stock_openenv_clients_drive_our_server(peer_python: Path, registry: EnvRegistry) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy import delete, func, select
 
 import services.reward.tasks  # noqa: F401 - registers the task under test
 from services.reward import repository
+from services.reward.deps import task_rollout_client
 from services.reward.rescore import RESCORE_TASK, rescore_batch
 from services.reward.spec import ComponentSpec, RewardSpec
 from shared.db.models import RewardRow, RolloutJobRow, TaskExecutionRow, TrajectoryRow
@@ -46,21 +47,23 @@ async def test_rescore_in_process_batches_and_reasons(session, sessionmaker, set
                 for b in range(3)]
     assert [o["trajectories"] for o in outcomes] == [2, 2, 1]
     assert await run_task(RESCORE_TASK, _kwargs(job_id, digest, 0), settings=settings, sessionmaker=sessionmaker) is None
-    counts = await repository.rescore_counts(session, job_id, digest)
+    counts = await repository.rescore_counts(session, job_id, digest, total=5)
     assert (counts.total, counts.scored, counts.failed, counts.pending) == (5, 3, 2, 0)
-    rows = await repository.job_trajectories(session, job_id, offset=0, limit=10)
+    rows = (await session.scalars(select(TrajectoryRow).where(TrajectoryRow.job_id == job_id))).all()
     totals = {r.sample_index: (await repository.read_scores(session, r.id, digest=digest))[-1] for r in rows}
     assert totals[1].score is not None and totals[1].score < 1.0  # ground truth from rollout_extra.solution
     assert "not valid JSON" in totals[2].error and totals[3].error == "empty trajectory: no messages"
 
 
-async def test_same_batch_twice_records_each_score_once(session) -> None:
+async def test_same_batch_twice_records_each_score_once(session, sessionmaker, settings: Settings) -> None:
     job_id = await store_rollout(session, ROLLOUT)
     old = await repository.save_spec(session, RewardSpec())
     new = await repository.save_spec(session, RewardSpec(components=[ComponentSpec(name="opd_tool_call")]))
-    await rescore_batch(session, job_id=job_id, digest=old, batch=0, batch_size=5, source="auto")
-    first = await rescore_batch(session, job_id=job_id, digest=new, batch=0, batch_size=5, source="meta")
-    again = await rescore_batch(session, job_id=job_id, digest=new, batch=0, batch_size=5, source="meta")
+    await session.commit()
+    async with task_rollout_client(settings, sessionmaker) as rollout:  # the job read through the rollout API
+        await rescore_batch(session, rollout, job_id=job_id, digest=old, batch=0, batch_size=5, source="auto")
+        first = await rescore_batch(session, rollout, job_id=job_id, digest=new, batch=0, batch_size=5, source="meta")
+        again = await rescore_batch(session, rollout, job_id=job_id, digest=new, batch=0, batch_size=5, source="meta")
     assert first["rows_inserted"] > 0 and again["rows_inserted"] == 0
     assert first["failed"] == 3  # the solution-only row has no meta.ground_truth under source="meta"
     # Old scores stay: 3 scored rows + 5 totals; the new spec: 2 scored rows + 5 totals.
@@ -116,7 +119,7 @@ def test_rescore_on_celery_worker_records_each_score_once(settings: Settings, tm
         wait_until(lambda: _succeeded(local, keys[:1]), 60, "batch 0 to run again")
         execution = asyncio.run(_db(local, lambda s: s.get(TaskExecutionRow, keys[0])))
         rows_after = asyncio.run(_db(local, lambda s: _reward_rows(s, job_id, digest)))
-        counts = asyncio.run(_db(local, lambda s: repository.rescore_counts(s, job_id, digest)))
+        counts = asyncio.run(_db(local, lambda s: repository.rescore_counts(s, job_id, digest, total=5)))
     finally:
         workers.stop_all()
         asyncio.run(_db(local, lambda s: s.execute(delete(RolloutJobRow).where(RolloutJobRow.id == job_id))))

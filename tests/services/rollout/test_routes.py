@@ -87,6 +87,8 @@ def _problem(resp: httpx.Response, status: int, needle: str) -> None:
     ({"limits": {"max_tokens_per_turn": 512, "max_total_tokens": 100}}, "max_tokens_per_turn"),
     ({"limits": {"timeout_s": 1, "tool_timeout_s": 5}}, "tool_timeout_s"),
     ({"policy": {"backend": {"name": "quantum"}}}, "quantum"),
+    # A policy server by URL would bypass the gateway (no traces): it must be one of the gateway's upstreams.
+    ({"policy": {"backend": {"name": "vllm", "base_url": "http://engine:8000", "model": "m"}}}, "gateway upstream"),
     ({"reward": {"components": [{"name": "vibes"}]}}, "vibes"),
     ({"group_size": 0}, "group_size"),
     ({"tool_parser": "klingon"}, "klingon"),
