@@ -27,7 +27,7 @@ from shared.settings import get_settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _report(run: TrainRun, wall_s: float) -> None:
+def _report(run: TrainRun, wall_s: float, *, cycle: int) -> None:
     print(f"{'round':>5} {'reward':>7} {'solved':>7} {'signal':>7} {'rollout s':>9} {'tok/s':>6} {'steps':>5}"
           f" {'step s':>7} {'overlap s':>9} {'update s':>8} {'version':>7}")
     for r in run.rounds:
@@ -47,6 +47,12 @@ def _report(run: TrainRun, wall_s: float) -> None:
     print(f"baseline (round 0, untrained): reward {base.reward_mean:.3f}, solved {base.success_rate:.0%}")
     print(f"ours (last {len(tail)} rounds):      reward {sum(r.reward_mean for r in tail) / len(tail):.3f}, "
           f"solved {sum(r.success_rate for r in tail) / len(tail):.0%}")
+    # Rounds take different slices of the tasks, so the fair comparison is a round against the one a
+    # cycle earlier: the same tasks, sampled under older weights.
+    for r in rounds[cycle:]:
+        before = rounds[r.round - cycle]
+        print(f"same tasks, round {before.round} → {r.round}: reward {before.reward_mean:.3f} → {r.reward_mean:.3f}, "
+              f"solved {before.success_rate:.0%} → {r.success_rate:.0%} ({r.elapsed_s / 60:.1f} min into the run)")
 
 
 def main() -> None:
@@ -68,7 +74,8 @@ def main() -> None:
     with embedded_server(settings, log_level="ERROR") as server, \
             Client(server.url, api_key=server.api_key, timeout=900) as client:
         run = run_training(client, spec, policy, out_dir=out, log=lambda line: print(line, flush=True))
-    _report(run, time.perf_counter() - started)
+    cycle = max(1, -(-len(spec.rollout["tasks"]) // spec.tasks_per_round))
+    _report(run, time.perf_counter() - started, cycle=cycle)
     plot = Path(args.plot) if args.plot else out / "rewards.png"
     title = f"SmolLM2-135M, get_weather task: reward per round ({len(run.rounds)} rounds)"
     written = plot_rewards([r.reward_mean for r in run.rounds], [r.success_rate for r in run.rounds], plot,

@@ -67,6 +67,8 @@ class RoundRecord:
     save_s: float = 0.0
     #: Job submitted → weights pushed.
     round_s: float = 0.0
+    #: Run start → this round's weights pushed (the loop's clock for "reward rose within N minutes").
+    elapsed_s: float = 0.0
     steps: int = 0
     step_s: list[float] = field(default_factory=list)
     loss: float | None = None
@@ -197,7 +199,7 @@ def run_training(client: Client, spec: TrainSpec, policy: TrainablePolicy, *, ou
                  redis: Any = None, log: Log = print) -> TrainRun:
     """Run ``spec.rounds`` rounds; returns the per-round records (also written to ``history.json``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    run, version = TrainRun(out_dir=out_dir), None
+    run, version, started = TrainRun(out_dir=out_dir), None, time.perf_counter()
     current = _submit(client, spec, 0)
     for index in range(spec.rounds):
         rest = _consume(client, spec, policy, current, redis=redis, version=version, log=log)
@@ -211,13 +213,14 @@ def run_training(client: Client, spec: TrainSpec, policy: TrainablePolicy, *, ou
         version, update_s = _update_weights(client, folder)
         _keep_latest(out_dir, folder)
         record = _record(current, spec, version=version, update_s=update_s, save_s=save_s)
+        record.elapsed_s = time.perf_counter() - started
         run.rounds.append(record)
         run.write_history()
         log(f"round {index}: reward {record.reward_mean:.3f}, solved {record.success_rate:.0%}, "
             f"{record.groups_with_signal}/{record.groups} groups with signal, {record.trained_rows} rows trained in "
             f"{record.steps} steps, {record.stale_dropped} stale, rollout {record.rollout_s:.0f} s, "
             f"steps {record.train_s:.0f} s ({record.train_overlap_s:.0f} s while sampling), "
-            f"update {update_s:.1f} s → weight version {version}")
+            f"update {update_s:.1f} s → weight version {version}; {record.elapsed_s / 60:.1f} min in")
         if not last:
             current = upcoming or _submit(client, spec, index + 1)
     return run

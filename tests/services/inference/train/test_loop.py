@@ -60,6 +60,8 @@ def test_two_rounds_change_the_weights_bump_the_version_and_record_it(tmp_path: 
     # One step per finished group, not one per round: two groups, two steps, each timed.
     assert first.steps == last.steps == 2 and len(first.step_s) == 2 and first.groups == 2
     assert 0.0 <= first.train_overlap_s <= first.train_s
+    # The run's clock: each round's push comes after the previous one and after its own round time.
+    assert 0.0 < first.round_s <= first.elapsed_s < last.elapsed_s
     assert last.weight_version_after == first.weight_version_after + 1
     # Round 1 sampled with the weights round 0 loaded, and its trajectories say so.
     assert set(second["weight_version"].to_pylist()) == {str(first.weight_version_after)}
