@@ -20,6 +20,7 @@ __all__ = [
     "default_gguf_path",
     "converted_path",
     "load_model",
+    "load_tokenizer",
     "read_state_dict",
     "resolve_source",
 ]
@@ -141,6 +142,25 @@ def load_model(source: ModelSource, *, cache_dir: Path) -> LoadedModel:
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"Could not load model {source.name!r} from {source.path.name}: {exc}") from exc
     return LoadedModel(model, tokenizer, source.name, time.perf_counter() - started, from_cache)
+
+
+def load_tokenizer(source: ModelSource, *, cache_dir: Path) -> Any:
+    """The tokenizer and chat template of ``source`` without its weights.
+
+    For a process that renders prompts but never samples (a rollout worker in token mode whose policy
+    is the gateway): the same files the engine's own tokenizer comes from, so the ids agree.
+    """
+    from transformers import AutoTokenizer
+
+    try:
+        if source.kind == "hf_dir":
+            return AutoTokenizer.from_pretrained(source.path)
+        target = converted_path(source, cache_dir)
+        if (target / _COMPLETE_MARKER).is_file():
+            return AutoTokenizer.from_pretrained(target)
+        return AutoTokenizer.from_pretrained(source.path.parent, gguf_file=source.path.name)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"Could not load the tokenizer of {source.name!r} from {source.path.name}: {exc}") from exc
 
 
 def read_state_dict(path: str | Path) -> dict[str, Any]:

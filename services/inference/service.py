@@ -11,7 +11,7 @@ from services.inference.chat import render_chat
 from services.inference.config import EngineConfig, engine_config
 from services.inference.engine import Engine, PromptScores
 from services.inference.errors import ModelNotFound
-from services.inference.loader import load_model, resolve_source
+from services.inference.loader import load_model, load_tokenizer, resolve_source
 from services.inference.params import CompletionOutput, GenParams
 from services.inference.protocol import ChatCompletionRequest, CompletionRequest
 from services.inference.responses import (
@@ -44,6 +44,7 @@ class EngineHolder:
         self.config = config or engine_config()
         self._engine = engine
         self._lock = asyncio.Lock()
+        self._tokenizer: Any = None
 
     async def get(self) -> Engine:
         """The engine, loading the model if this is the first call."""
@@ -52,6 +53,20 @@ class EngineHolder:
                 if self._engine is None:
                     self._engine = await asyncio.to_thread(self._load)
         return self._engine
+
+    async def tokenizer(self) -> Any:
+        """The engine's tokenizer once the model is loaded, else the tokenizer alone (no weights loaded)."""
+        if self._engine is not None:
+            return self._engine.tokenizer
+        if self._tokenizer is None:
+            async with self._lock:
+                if self._engine is not None:  # loaded while this call waited for the lock
+                    return self._engine.tokenizer
+                if self._tokenizer is None:
+                    cfg = self.config
+                    self._tokenizer = await asyncio.to_thread(
+                        load_tokenizer, resolve_source(cfg.local_model), cache_dir=cfg.cache_dir)
+        return self._tokenizer
 
     @property
     def loaded(self) -> bool:

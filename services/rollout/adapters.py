@@ -243,8 +243,11 @@ def toolcall_parser(family: str = "auto", tools: list[dict[str, Any]] | None = N
 
 
 async def local_token_bridge(holder: Any = None) -> TokenBridge:
-    """The local engine's tokenizer and chat template as a ``TokenBridge`` (loads the model once)."""
+    """The local model's tokenizer and chat template as a ``TokenBridge``.
+
+    The engine's own when it is loaded in this process, else the tokenizer alone: a worker whose
+    policy is the gateway renders prompts and never loads the weights.
+    """
     from services.inference.service import get_engine_holder
 
-    engine = await (holder or get_engine_holder()).get()
-    return TokenBridge(engine.tokenizer)
+    return TokenBridge(await (holder or get_engine_holder()).tokenizer())

@@ -182,7 +182,7 @@ def needs_services(spec: RolloutRunSpec) -> bool:
 
 async def _gateway_policy(spec: RolloutRunSpec, link: ServiceLink, job_id: uuid.UUID | None
                           ) -> tuple[Policy, TokenBridge | None]:
-    """The gateway's policy; token mode keeps the local engine's tokenizer for the template bridges."""
+    """The gateway's policy; token mode renders prompts with the local model's tokenizer (not its weights)."""
     client = await link.gateway()
     backend_model = spec.policy.backend.model if spec.policy.backend else None
     model = backend_model or spec.policy.model or next(iter(await client.models()), None)

@@ -45,6 +45,24 @@ async def test_local_policy_token_mode_returns_the_engines_ids_and_logprobs(loca
     assert chat.text == bridge.tokenizer.decode(body, skip_special_tokens=False)
 
 
+async def test_token_bridge_without_a_loaded_engine_loads_no_weights_and_renders_the_same_ids(
+        local_holder: Any) -> None:
+    from services.inference.config import engine_config
+    from services.inference.service import EngineHolder
+
+    fresh = EngineHolder(engine_config())  # a worker whose policy is the gateway: no engine here
+    bridge = await local_token_bridge(fresh)
+    assert not fresh.loaded  # the tokenizer alone, no model
+    engines = await local_token_bridge(local_holder)
+    tools = [{"type": "function", "function": {"name": "add", "description": "Add two numbers.",
+                                               "parameters": {"type": "object", "properties": {"a": {"type": "number"}}}}}]
+    turns = [*MESSAGES, {"role": "assistant", "content": "A pear."}, {"role": "user", "content": "Another?"}]
+    assert bridge.prompt_ids(turns, tools) == engines.prompt_ids(turns, tools)
+    assert bridge.tokenizer.get_vocab() == engines.tokenizer.get_vocab()
+    again = await local_token_bridge(fresh)
+    assert again.tokenizer is bridge.tokenizer and not fresh.loaded  # loaded once, still no model
+
+
 async def test_http_policy_message_mode_asks_for_token_ids(local_holder: Any) -> None:
     app = FastAPI()  # the engine's OpenAI routes (the inference service mounts the same router)
     app.include_router(router)
