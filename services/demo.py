@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,7 +33,17 @@ from shared.settings import Settings, get_settings
 
 __all__ = ["demo", "job_body", "register"]
 
-console = Console()
+
+
+def make_console(*, stream_is_tty: bool | None = None, environ: dict[str, str] | None = None) -> Console:
+    """The demo's console: its terminal's width, or 160 columns when written to a file or pipe
+    (rich's default there is 80, which cuts the group table's headers and task ids)."""
+    tty = sys.stdout.isatty() if stream_is_tty is None else stream_is_tty
+    env = os.environ if environ is None else environ
+    return Console() if tty or "COLUMNS" in env else Console(width=160)
+
+
+console = make_console()
 
 #: The job's reward, built so a group's members rarely all tie (a tie is zero advantage: no signal):
 #: the graded tool-call match (0.2 for deciding to call, + 0.3 for the right tool name, + 0.5 for the
