@@ -75,3 +75,18 @@ def test_the_sandbox_installer_says_why_and_never_fails(tmp_path: Path) -> None:
                             text=True, timeout=60, env={"PATH": str(tools)})
     assert result.returncode == 0, result.stderr
     assert "continuing without the sandbox" in result.stdout
+
+
+def test_the_sandbox_installer_checks_that_apt_left_a_bwrap(tmp_path: Path) -> None:
+    # apt-get that "succeeds" without installing anything (a package marked installed, its binary gone):
+    # the installer must not take apt's word for it.
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    for name, body in (("id", "echo 0"), ("apt-get", "exit 0")):
+        (tools / name).write_text(f"#!{tools / 'bash'}\n{body}\n")
+        (tools / name).chmod(0o755)
+    result = subprocess.run([str(tools / "bash"), "scripts/ensure_sandbox.sh"], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=60, env={"PATH": str(tools)})
+    assert result.returncode == 0, result.stderr
+    assert "could not install bubblewrap; continuing without the sandbox" in result.stdout
