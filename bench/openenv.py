@@ -21,13 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import free_port  # noqa: E402
+from bench import free_port, wait_up  # noqa: E402
 
 PEER_DIR = ROOT / "tests" / "services" / "envs" / "peer"
 
@@ -92,18 +91,6 @@ def _start(
         stderr=subprocess.DEVNULL,
     )
     return proc, f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
-
-
-def _wait_healthy(base: str) -> None:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).json().get("status") == "healthy":
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{base} never became healthy")
 
 
 async def _ask(ws: ClientConnection, frame: str) -> dict[str, Any]:
@@ -188,7 +175,7 @@ def measure_both(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     procs = {kind: _start(kind, args.held + 64, tuned=args.tuned) for kind in ("ours", "reference")}
     try:
         for _, base, _ in procs.values():
-            _wait_healthy(base)
+            wait_up(f"{base}/health", within_s=90)  # both servers answer 200 once healthy
         best: dict[str, dict[str, float]] = {}
         for _ in range(args.rounds):
             for kind, (proc, _, url) in procs.items():
