@@ -35,12 +35,11 @@ __all__ = ["demo", "job_body", "register"]
 
 
 
-def make_console(*, stream_is_tty: bool | None = None, environ: dict[str, str] | None = None) -> Console:
+def make_console(*, stream_is_tty: bool | None = None) -> Console:
     """The demo's console: its terminal's width, or 160 columns when written to a file or pipe
     (rich's default there is 80, which cuts the group table's headers and task ids)."""
     tty = sys.stdout.isatty() if stream_is_tty is None else stream_is_tty
-    env = os.environ if environ is None else environ
-    return Console() if tty or "COLUMNS" in env else Console(width=160)
+    return Console() if tty or "COLUMNS" in os.environ else Console(width=160)
 
 
 console = make_console()

@@ -46,6 +46,7 @@ def test_demo_runs_the_main_job_with_no_services_and_no_bubblewrap(tmp_path: Pat
 def test_demo_console_is_wide_when_written_to_a_file_or_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
     from services.demo import make_console
 
-    assert make_console(stream_is_tty=False, environ={}).width == 160  # rich alone would give 80
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert make_console(stream_is_tty=False).width == 160  # rich alone would give 80
     monkeypatch.setenv("COLUMNS", "100")
     assert make_console(stream_is_tty=False).width == 100  # the user's choice stands
