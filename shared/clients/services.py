@@ -22,6 +22,7 @@ from shared.clients.openenv import OpenEnvSession
 from shared.clients.scoring import parse_prompt_logprobs, prompt_logprobs_body
 from shared.clients.transport import AsgiExchange, Endpoint, Endpoints, Reply
 from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
+from shared.jsonl import dumps_wide
 from shared.schema import ScoredTrajectory, ToolInfo, Trajectory
 from shared.settings import Settings
 
@@ -147,13 +148,13 @@ class ServiceClient:
 def _encode_json(value: Any) -> bytes:
     """A request body, compact UTF-8 as httpx writes ``json=``, but with orjson (a sixth of the CPU).
 
-    orjson writes NaN and infinities as ``null`` (the server then refuses the field if it needs a number).
+    orjson writes NaN and infinities as ``null`` (the server then refuses the field if it needs a number);
+    what orjson refuses (integers past 64 bits) goes through the one JSONL fallback.
     """
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
-        # What orjson does not take (an int subclass it refuses, a key type) the stdlib may; its errors stand.
-        return _stdlib_json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        return dumps_wide(value)
 
 
 def _decode_json(raw: bytes) -> Any:
