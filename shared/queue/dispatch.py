@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -28,6 +29,8 @@ __all__ = [
 
 log = logging.getLogger("trajforge.queue")
 _PENDING = "trajforge_after_commit"
+#: The longest wait between in-process retries (Celery's ``retry_backoff_max``).
+_BACKOFF_MAX_S = 600.0
 _DISPATCHER = "trajforge_dispatcher"
 
 
@@ -62,12 +65,28 @@ class InProcessDispatcher:
         self._running: set[asyncio.Task[Any]] = set()
 
     async def send(self, name: str, kwargs: dict[str, Any]) -> None:
-        from shared.queue.tasks import run_task
-
-        coro = run_task(name, kwargs, settings=self._settings, sessionmaker=self._maker)
-        task = asyncio.create_task(coro, name=name)
+        task = asyncio.create_task(self._run(name, kwargs), name=name)
         self._running.add(task)
         task.add_done_callback(self._done)
+
+    async def _run(self, name: str, kwargs: dict[str, Any]) -> Any:
+        """Run the task; a transient failure is retried with backoff, as a Celery worker would."""
+        from shared.queue.tasks import REGISTRY, run_task
+
+        spec = REGISTRY[name]
+        retries = 0
+        while True:
+            try:
+                return await run_task(name, kwargs, settings=self._settings, sessionmaker=self._maker)
+            except spec.transient as exc:
+                if retries >= spec.max_retries:
+                    raise
+                # Celery's retry_backoff: 2**n times the factor, full jitter.
+                delay = random.uniform(0, min(_BACKOFF_MAX_S, self._settings.queue_retry_backoff_s * 2 ** retries))
+                retries += 1
+                log.warning("in-process task %s failed (%s); retry %d of %d in %.1f s",
+                            name, exc, retries, spec.max_retries, delay)
+                await asyncio.sleep(delay)
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._running.discard(task)

@@ -53,6 +53,8 @@ class TaskSpec:
     name: str
     body: TaskBody
     transient: tuple[type[BaseException], ...] = field(default_factory=tuple)
+    #: Re-runs after a transient failure (Celery's ``max_retries``; the in-process runner keeps the same count).
+    max_retries: int = 0
 
 
 REGISTRY: dict[str, TaskSpec] = {}
@@ -145,7 +147,7 @@ def queue_task(
     """Register an async task body under a dotted ``<service>.<verb_noun>`` name."""
 
     def register(body: TaskBody) -> TaskBody:
-        REGISTRY[name] = TaskSpec(name=name, body=body, transient=transient)
+        REGISTRY[name] = TaskSpec(name=name, body=body, transient=transient, max_retries=max_retries)
 
         def celery_entry(**kwargs: Any) -> Any:
             return asyncio.run(_run_in_worker(name, kwargs))

@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 
 from shared.db.models import DatasetRowRow
 from shared.db.upsert import insert_ignore
+from shared.errors import ServiceUnavailable
 from shared.queue import TaskContext, queue_task
 
 
@@ -29,3 +30,11 @@ async def record_effect(ctx: TaskContext, *, dataset_id: str, index: int, hold_s
     if ctx.attempt == 1 and hold_s > 0:
         await asyncio.sleep(hold_s)
     return {"written": written, "attempt": ctx.attempt}
+
+
+@queue_task("tests.flaky", transient=(ServiceUnavailable,), max_retries=2)
+async def flaky(ctx: TaskContext, *, fail_until: int, run: str) -> dict[str, int]:
+    """Fail transiently on every attempt before ``fail_until``, then succeed (``run`` keeps keys apart)."""
+    if ctx.attempt < fail_until:
+        raise ServiceUnavailable(f"attempt {ctx.attempt} of a flaky task")
+    return {"attempt": ctx.attempt}

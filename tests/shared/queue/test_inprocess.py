@@ -49,3 +49,25 @@ async def test_enqueue_after_commit_sends_only_committed_work(session, sessionma
     await dispatcher.drain()
     rows = (await session.execute(select(DatasetRowRow.row_index).where(DatasetRowRow.dataset_id == ds_id))).scalars()
     assert sorted(rows) == [2]
+
+
+async def test_a_transient_failure_is_retried_with_backoff_like_celery(session, sessionmaker, settings) -> None:  # type: ignore[no-untyped-def]
+    dispatcher = InProcessDispatcher(settings.model_copy(update={"queue_retry_backoff_s": 0.01}), sessionmaker)
+    kwargs = {"fail_until": 3, "run": uuid.uuid4().hex}
+    await dispatcher.send("tests.flaky", kwargs)
+    await dispatcher.drain()
+    execution = await session.get(TaskExecutionRow, task_key("tests.flaky", kwargs))
+    await session.refresh(execution)
+    # Two transient failures, then the third run (within max_retries=2) succeeds.
+    assert execution.status == "succeeded" and execution.attempts == 3
+    assert execution.result == {"attempt": 3}
+
+
+async def test_retries_run_out_after_max_retries(session, sessionmaker, settings) -> None:  # type: ignore[no-untyped-def]
+    dispatcher = InProcessDispatcher(settings.model_copy(update={"queue_retry_backoff_s": 0.01}), sessionmaker)
+    kwargs = {"fail_until": 10, "run": uuid.uuid4().hex}
+    await dispatcher.send("tests.flaky", kwargs)
+    await dispatcher.drain()
+    execution = await session.get(TaskExecutionRow, task_key("tests.flaky", kwargs))
+    await session.refresh(execution)
+    assert execution.attempts == 3 and execution.status != "succeeded"  # one run + max_retries, then given up
