@@ -39,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.db.models import GatewayTraceRow
 from shared.db.upsert import insert_ignore_many
+from shared.ids import fast_uuid4
 from shared.traces import TraceRecord
 
 __all__ = ["DbTraceSink", "record_from_row", "row_from_record"]
@@ -57,7 +58,7 @@ def _uuid(value: str | None) -> uuid.UUID | None:
 def row_from_record(record: TraceRecord) -> dict[str, Any]:
     """Column values of one record."""
     return {
-        "id": _uuid(record.id) or uuid.uuid4(), "session_id": record.session_id, "attempt": record.attempt or 0,
+        "id": _uuid(record.id) or fast_uuid4(), "session_id": record.session_id, "attempt": record.attempt or 0,
         "seq": record.sequence, "api_key_id": _uuid(record.api_key_id), "model": record.model,
         "endpoint": record.endpoint, "upstream": record.replica, "request": record.request,
         "response": record.response, "prompt_token_ids": record.prompt_token_ids,

@@ -39,10 +39,11 @@ may serve one session (``services.gateway.dbsink``).
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from shared.ids import fast_uuid4_hex
 
 __all__ = ["TraceRecord"]
 
@@ -50,7 +51,7 @@ __all__ = ["TraceRecord"]
 class TraceRecord(BaseModel):
     """One upstream call: what was asked, what came back, and the engine's own tokens."""
 
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=fast_uuid4_hex)
     session_id: str | None = None
     attempt: int | None = None
     sequence: int = 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from typing import Any
 
 import orjson
@@ -18,6 +17,7 @@ from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from shared.errors import PayloadTooLarge
+from shared.ids import fast_uuid4_hex
 from shared.web.context import request_id_var
 from shared.web.errors import error_response
 from shared.web.logs import redact_path
@@ -73,7 +73,7 @@ class RequestMiddleware:
             return
         headers = dict(scope.get("headers") or [])
         incoming = headers.get(b"x-request-id", b"").decode("latin-1")
-        rid = incoming if _RID.match(incoming) else uuid.uuid4().hex
+        rid = incoming if _RID.match(incoming) else fast_uuid4_hex()
         token = request_id_var.set(rid)
         start = time.perf_counter()
         status_box = [500]
