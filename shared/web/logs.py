@@ -25,9 +25,19 @@ def redact_path(path: str) -> str:
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, request id, extras."""
 
+    # The time has a resolution of one second; the access log writes a line per request.
+    _ts_second = -1
+    _ts_text = ""
+
+    def _timestamp(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._ts_second:
+            self._ts_text, self._ts_second = self.formatTime(record, "%Y-%m-%dT%H:%M:%S"), second
+        return self._ts_text
+
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "ts": self._timestamp(record),
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
