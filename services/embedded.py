@@ -118,7 +118,7 @@ def embedded_server(settings: Settings, *, port: int = 0, start_timeout_s: float
     failures: list[BaseException] = []
     _watch_lifespan(app, failures)
     # The stdlib loop: this server runs in a background thread beside the caller's own loop.
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False,
                                            log_level="warning", lifespan="on", loop="asyncio"))
     uvicorn_log, hush = logging.getLogger("uvicorn.error"), _StartupQuiet()
     uvicorn_log.addFilter(hush)

@@ -53,7 +53,8 @@ def up(host: str = "127.0.0.1", port: int = 8000,
                err=True)
     typer.echo(f"database: {settings.effective_database_url.split('@')[-1]}  queue: "
                f"{'celery/redis' if settings.redis_url else 'in-process'}", err=True)
-    uvicorn.run(create_all_in_one_app(settings), host=host, port=port, log_config=None)
+    # The request middleware writes the access log; uvicorn's own would only build a record per request.
+    uvicorn.run(create_all_in_one_app(settings), host=host, port=port, log_config=None, access_log=False)
 
 
 def _up_split(host: str, base_port: int, ready_timeout_s: float = 120.0) -> None:
@@ -119,7 +120,7 @@ def serve(service: str, host: str = "127.0.0.1", port: int = 8000) -> None:
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     _check_migrated_or_exit()
-    uvicorn.run(create_app(spec), host=host, port=port, log_config=None)
+    uvicorn.run(create_app(spec), host=host, port=port, log_config=None, access_log=False)
 
 
 def worker(
