@@ -62,7 +62,9 @@ class DeadLoopParams(StepParams):
     ngram_size: int = Field(8, ge=2, description="n of the repetition n-grams.")
     min_ngram_words: int = Field(30, ge=1, description="Repetition needs this many words (x n chars for CJK).")
     check_agent_rows: bool = Field(True, description="Also check text turns of agent rows.")
-    max_repeated_tool_calls: int = Field(4, ge=0, description="Same call N times in a row is a loop (0 = off).")
+    max_repeated_tool_calls: int = Field(
+        4, ge=0, description="The same call, or cycle of up to 3 calls, with the same results N times in a row "
+                             "is a loop (0 = off).")
     max_item_repeats: int = Field(10, ge=0, description="One list item or line this many times is a loop (0 = off).")
     item_repeat_share: float = Field(0.5, gt=0, le=1, description="...and at least this share of all items.")
 
@@ -80,6 +82,7 @@ _ITEM_STRIP = " \t.。!！?？:：-*•"
 _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
+_MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls (A, B, A, B, ...) count as loops
 
 
 def _narration(text: str, fiction: bool) -> str:
@@ -281,6 +284,45 @@ def _top_ngram(text: str, n: int, min_words: int) -> str:
     return top if isinstance(top, str) else " ".join(top)
 
 
+def _call_identity(call: dict[str, Any]) -> Any:
+    """A call's name and arguments, the arguments decoded so spacing and key order do not matter."""
+    fn = call.get("function")
+    if not isinstance(fn, dict):
+        return fn
+    args = fn.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            pass
+    return [fn.get("name"), args]
+
+
+def _tool_steps(messages: list[Any]) -> list[tuple[int, bytes, str | None]]:
+    """Each assistant turn with tool calls: (its index, its calls and their results as one key, first name).
+
+    The results are the tool messages that follow the turn; text turns between calls do not
+    break a loop. A row that ends on a call keys that last step on its calls alone.
+    """
+    steps: list[tuple[int, bytes, str | None]] = []
+    for i, a in enumerate(messages):
+        if not isinstance(a, dict) or a.get("role") != "assistant":
+            continue
+        calls = normalize_tool_calls(a.get("tool_calls"))
+        if not calls:
+            continue
+        results = []
+        for m in itertools.islice(messages, i + 1, None):
+            if not isinstance(m, dict) or m.get("role") != "tool":
+                break
+            results.append(" ".join(message_text(m.get("content")).split()))
+        fn = calls[0].get("function")
+        name = fn.get("name") if isinstance(fn, dict) else None
+        key = orjson.dumps([[_call_identity(c) for c in calls], results], option=orjson.OPT_SORT_KEYS)
+        steps.append((i, key, name))
+    return steps
+
+
 class DeadLoopFilter(ParamStep[DeadLoopParams]):
     """Drop rows with a stuck assistant turn or a repeated tool-call loop (``dead_loop``)."""
 
@@ -334,23 +376,21 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         return None
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:
-        limit, run, last = self.params.max_repeated_tool_calls, 0, None
+        limit = self.params.max_repeated_tool_calls
         if not limit:
             return None
-        for i, a in enumerate(messages):
-            if not isinstance(a, dict) or a.get("role") != "assistant":
-                continue
-            calls = normalize_tool_calls(a.get("tool_calls"))
-            if not calls:
-                continue  # text turns between calls do not break a loop
-            key = orjson.dumps([c.get("function") for c in calls], option=orjson.OPT_SORT_KEYS)
-            run = run + 1 if key == last else 1
-            last = key
-            if run >= limit:
-                fn = calls[0].get("function")
-                name = fn.get("name") if isinstance(fn, dict) else None
-                return {"check": "tool_loop", "call": name, "repeats": run, "message_index": i,
-                        "window": key.decode()[:120]}
+        steps = _tool_steps(messages)
+        # A loop is the agent learning nothing: the same call (or a short cycle of calls) answered
+        # the same way again and again. Polling whose answers change is progress, not a loop.
+        for period in range(1, _MAX_LOOP_PERIOD + 1):
+            run = 0
+            for j in range(period, len(steps)):
+                run = run + 1 if steps[j][1] == steps[j - period][1] else 0
+                repeats = run // period + 1
+                if repeats >= limit:
+                    index, key, name = steps[j]
+                    return {"check": "tool_loop", "call": name, "repeats": repeats, "period": period,
+                            "message_index": index, "window": key.decode()[:120]}
         return None
 
     def is_stuck_message(self, msg: dict[str, Any], *, fiction: bool = False) -> bool:

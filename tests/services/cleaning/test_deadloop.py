@@ -90,3 +90,51 @@ def test_agent_rows_are_checked_and_tool_loops_caught():
     assert dropped and dropped[0]["drop_reason"] == "dead_loop"
     kept, dropped = DeadLoopFilter(max_repeated_tool_calls=5)([{"messages": msgs}])
     assert kept and not dropped
+
+
+def _agent(user, steps, final=None):
+    """A tool-use row: each step is (tool name, arguments JSON, result text)."""
+    msgs = [{"role": "user", "content": user}]
+    for i, (name, args, result) in enumerate(steps):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": args}}
+        msgs += [{"role": "assistant", "content": "", "tool_calls": [call]},
+                 {"role": "tool", "content": result, "tool_call_id": f"c{i}"}]
+    if final is not None:
+        msgs.append({"role": "assistant", "content": final})
+    return {"messages": msgs}
+
+
+def _loop_evidence(row):
+    kept, dropped = DeadLoopFilter()([row])
+    return dropped[0]["drop_evidence"] if dropped else None
+
+
+def test_polling_whose_answers_change_is_progress_not_a_loop():
+    steps = [("check_deploy", '{"env": "prod"}', f'{{"state": "rolling", "updated": {n}}}') for n in (2, 5, 8, 10)]
+    steps.append(("check_deploy", '{"env": "prod"}', '{"state": "complete", "updated": 10}'))
+    assert _loop_evidence(_agent("Deploy and tell me when it finishes.", steps, "Deployment complete.")) is None
+    # 等待翻译任务: the progress moves on each call.
+    zh = [("查询任务", '{"任务": "t9"}', f"进度 {p}%") for p in (10, 40, 70, 100)]
+    assert _loop_evidence(_agent("翻译完成后告诉我。", zh, "翻译已完成。")) is None
+
+
+def test_the_same_call_answered_the_same_way_is_a_loop_in_any_spacing():
+    steps = [("get_invoice", '{"id": 7, "year": 2024}', "ERROR 503 upstream unavailable"),
+             ("get_invoice", '{"year":2024,"id":7}', "ERROR  503 upstream unavailable"),
+             ("get_invoice", '{"id": 7, "year": 2024}', "ERROR 503 upstream unavailable"),
+             ("get_invoice", '{ "id": 7, "year": 2024 }', "ERROR 503 upstream unavailable")]
+    found = _loop_evidence(_agent("請求書7を取得して。", steps))
+    assert found is not None and found["check"] == "tool_loop" and found["period"] == 1
+    assert found["repeats"] == 4 and found["call"] == "get_invoice"
+
+
+def test_a_cycle_of_two_calls_getting_the_same_answers_is_a_loop():
+    cycle = [("find_order", '{"q": "A-19"}', "no match"), ("open_order", '{"id": "A-19"}', "404 not found")]
+    found = _loop_evidence(_agent("주문 A-19를 취소해 줘.", cycle * 4, "주문을 찾지 못했습니다."))
+    assert found is not None and found["period"] == 2 and found["repeats"] == 4
+    # Three rounds of the cycle stay under the limit of four.
+    assert _loop_evidence(_agent("주문 A-19를 취소해 줘.", cycle * 3, "주문을 찾지 못했습니다.")) is None
+    # Alternating calls whose answers move on are a walk through pages, not a loop.
+    pages = [s for n in range(4) for s in (("list_page", f'{{"page": {n}}}', f"rows {n * 10}-{n * 10 + 9}"),
+                                           ("read_row", f'{{"row": {n * 10}}}', f"row {n * 10}: ok"))]
+    assert _loop_evidence(_agent("Scan the table.", pages, "Done.")) is None
