@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 from collections import Counter
@@ -73,8 +74,11 @@ Evidence = dict[str, Any]
 
 # Quoted speech is a character's voice, not the assistant's: its "um, wait" are not counted.
 _SPEECH_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|‘[^’\n]*’')
-# Script lines of requested fiction: "SAM: Hmm, wait." / "민수: 음..." / "甲：嗯……".
-_DIALOGUE_LINE_RE = re.compile(r"^[ \t]*[^\s:：「」\"“]{1,20}[ \t]*[:：][^\n]*$", re.M)
+# A parenthesised list of short words ("(um, uh, so)", "（嗯、那个）") names words; it does not use them.
+_WORD_LIST_RE = re.compile(r"[(（](?:[^()（）\n,，、]{1,15}[,，、]\s*)+[^()（）\n,，、]{1,15}[)）]")
+# The speaker label of a script line: "SAM: Hmm, wait." / "민수: 음..." / "甲：嗯……".
+_SPEAKER_RE = re.compile(r"^[ \t]*([^\s:：「」\"“]{1,20})[ \t]*[:：]", re.M)
+_SCRIPT_MIN_LINES = 4
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ITEM_SEPARATORS = (",", "，", "、", ";", "；")
 _MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
@@ -85,13 +89,20 @@ _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls (A, B, A, B, ...) count as loops
 
 
-def _narration(text: str, fiction: bool) -> str:
-    """The text in the assistant's own voice: quoted speech (and, in fiction, script lines) removed."""
-    if fiction:
-        text = _DIALOGUE_LINE_RE.sub(" ", text)
+def _narration(text: str) -> str:
+    """The text in the assistant's own voice: quoted speech and listed words removed."""
     if '"' in text or not text.isascii():
         text = _SPEECH_RE.sub(" ", text)
+    if "(" in text or "（" in text:
+        text = _WORD_LIST_RE.sub(" ", text)
     return text
+
+
+def is_script(text: str) -> bool:
+    """True when ``text`` is a script: several speaker-labelled lines, two speakers at least, one
+    speaking more than once (dialogue alternates; a list of ``Key: value`` lines does not)."""
+    speakers = Counter(m.group(1) for m in _SPEAKER_RE.finditer(text))
+    return sum(speakers.values()) >= _SCRIPT_MIN_LINES and len(speakers) >= 2 and max(speakers.values()) >= 2
 
 
 def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -> Evidence | None:
@@ -291,10 +302,8 @@ def _call_identity(call: dict[str, Any]) -> Any:
         return fn
     args = fn.get("arguments")
     if isinstance(args, str):
-        try:
+        with contextlib.suppress(orjson.JSONDecodeError):
             args = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            pass
     return [fn.get("name"), args]
 
 
@@ -367,9 +376,11 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
             elif m.get("role") == "assistant":
                 text = texts[i] if texts is not None else None
                 found = self.stuck_evidence(m, text=text)
-                # Only a turn that hesitates asks whether fiction was requested (most never do).
-                if found is not None and found["check"] in ("hesitation", "cascade") and \
-                        asks_for_fiction(message_text(user)[:_REQUEST_CHARS]):
+                # Only a turn that hesitates asks whether fiction was requested (most never do), or
+                # is itself a script: characters hesitating are not the assistant.
+                if found is not None and found["check"] in ("hesitation", "cascade") and (
+                        asks_for_fiction(message_text(user)[:_REQUEST_CHARS])
+                        or is_script(text if text is not None else message_text(m.get("content")))):
                     found = self.stuck_evidence(m, fiction=True, text=text)
                 if found is not None:
                     return {**found, "message_index": i}
@@ -401,8 +412,8 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                        text: str | None = None) -> Evidence | None:
         """Evidence that the think or response part of one assistant turn is stuck, or None.
 
-        ``fiction``: the user asked for a story or dialogue, so script lines are characters
-        speaking; their hesitations are not the assistant's.
+        ``fiction``: the user asked for a story, dialogue or a voice (or the turn is a script), so
+        hesitations are the characters', not the assistant's: only repetition counts.
         """
         think, response = split_think(message_text(msg.get("content")) if text is None else text)
         if not think:
@@ -421,15 +432,17 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         low = text.lower()
         needed = max(p.min_markers, int(density * len(text) / 1000) + 1)
         # Markers are counted in the assistant's own voice only; the density stays per the whole text.
-        if hesitation_upper_bound(text, low) >= needed:
-            own = _narration(text, fiction)
+        # In requested fiction every voice is performed (a nervous character, a monologue), so
+        # hesitating is the piece; a story that is truly stuck still repeats itself (checked below).
+        if not fiction and hesitation_upper_bound(text, low) >= needed:
+            own = _narration(text)
             own_low = own.lower() if own is not text else low
             n = count_hesitations(own, own_low)
             if n >= needed:
                 return {"check": "hesitation", "markers": n, "density": round(1000 * n / len(text), 2),
                         "threshold": density, "window": own.strip()[:120]}
-        if cascade_upper_bound(text, low) >= k:
-            own = _narration(text, fiction)
+        if not fiction and cascade_upper_bound(text, low) >= k:
+            own = _narration(text)
             own_low = own.lower() if own is not text else low
             span = _cascade_span(own, own_low, k, p.cascade_window)
             if span is not None:

@@ -55,13 +55,15 @@ _LETTER_START = re.compile(
     _I | re.M,
 )
 
-# Fiction: stories, scenes, dialogue, scripts, role-play, poems.
+# Fiction: stories, scenes, dialogue, scripts, role-play, poems; and voices the user asks the
+# assistant to take on (imitate, pretend, a character's inner monologue), whose hesitations are theirs.
 _FICTION = re.compile(
-    r"\b(?:story|stories|scene|dialogue|dialog|script|screenplay|skit|play|novel|fiction|fable|tale|poem|role[-\s]?play"
-    r"|monologue|conversation\s+between|characters?)\b"
-    r"|小说|故事|情节|剧本|对话|对白|相声|小品|台词|诗|角色扮演|场景"
-    r"|物語|小説|会話劇|台本|脚本|セリフ|シナリオ|詩|ストーリー|ロールプレイ|場面"
-    r"|이야기|소설|대본|대화|시나리오|동화|장면|역할극|시를",
+    r"\b(?:story|stories|scene|dialogue|dialog|script|screenplay|skit|sketch|play|novel|fiction|fable|tale|poem"
+    r"|role[-\s]?play|monologue|soliloquy|conversation\s+between|characters?|parody|stream[-\s]of[-\s]consciousness"
+    r"|inner\s+(?:voice|thoughts?)|in\s+the\s+voice\s+of|pretend|act\s+as|imitat\w*|impersonat\w*)\b"
+    r"|小说|故事|情节|剧本|对话|对白|相声|小品|台词|诗|角色扮演|扮演|场景|模仿|假装|口吻|独白|内心戏"
+    r"|物語|小説|会話劇|台本|脚本|セリフ|シナリオ|詩|ストーリー|ロールプレイ|場面|演じ|なりき|ふりをして|口調|独白|モノローグ"
+    r"|이야기|소설|대본|대화|시나리오|동화|장면|역할극|시를|흉내|연기해|인\s?척|말투|독백",
     _I,
 )
 

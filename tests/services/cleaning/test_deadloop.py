@@ -138,3 +138,45 @@ def test_a_cycle_of_two_calls_getting_the_same_answers_is_a_loop():
     pages = [s for n in range(4) for s in (("list_page", f'{{"page": {n}}}', f"rows {n * 10}-{n * 10 + 9}"),
                                            ("read_row", f'{{"row": {n * 10}}}', f"row {n * 10}: ok"))]
     assert _loop_evidence(_agent("Scan the table.", pages, "Done.")) is None
+
+
+def _row_dropped(user, reply):
+    kept, dropped = DeadLoopFilter()([{"messages": [{"role": "user", "content": user},
+                                                    {"role": "assistant", "content": reply}]}])
+    return bool(dropped)
+
+
+def test_a_script_reply_is_fiction_even_when_the_request_names_no_genre():
+    # No "story" or "dialogue" in the request: the reply's own form (speakers taking turns) says it.
+    ko = ("면접 연습 좀 도와줘. 면접관이랑 나.\n면접관: 자기소개 부탁드립니다.\n지원자: 어... 음... 저는, 그러니까...\n"
+          "면접관: 천천히 하세요.\n지원자: 네, 음... 잠깐만요... 어... 저는 김민수입니다.\n면접관: 좋습니다.")
+    assert not _row_dropped("면접 연습 좀 도와줘.", ko)
+    en = ("COACH: Ready?\nRILEY: Um. I think so? Wait, hmm.\nCOACH: Breathe.\nRILEY: Uh, okay, um, wait, "
+          "which foot first?\nCOACH: Left.\nRILEY: Hmm. Right. I mean left. Wait.")
+    assert not _row_dropped("Help me rehearse the first lesson with a nervous student.", en)
+
+
+def test_a_requested_voice_hesitates_without_being_stuck():
+    ja = "えっと……あの、その……ちょ、ちょっと待って。えーと、つまり、あの……ごめん、もう一回言うね。えっと……"
+    assert not _row_dropped("初デートで緊張している男の子を演じて、ひとこと言ってみて。", ja)
+    zh = "嗯……那个……我、我其实……等一下，呃，我想说的是……嗯……算了，呃，等等……"
+    assert not _row_dropped("用一个害羞学生的口吻，跟老师请假。", zh)
+
+
+def test_filler_words_named_in_a_list_are_not_used():
+    reply = ("To sound calmer, cut the fillers (um, uh, hmm, well) and pause instead. When you notice one, "
+             "stop, breathe, and restart the sentence. Practise with a timer for two minutes a day.")
+    assert not _row_dropped("How do I stop saying um in meetings?", reply)
+
+
+def test_the_assistant_stuck_in_its_own_voice_is_still_dropped():
+    stuck = ("Hmm, the total is 42. Wait, no. Hmm, let me redo it. Um, 40 plus 3... wait, that is 43. "
+             "Hmm, actually no. Wait. Let me start over. Hmm, 42? Wait, no...")
+    assert _row_dropped("What is 17 + 25?", stuck)
+    # A key-value list is not a script, so hesitations around it still count.
+    listed = ("Name: Ana\nAge: 31\nCity: Lima\nHmm, wait, no. Hmm, wait. Um, actually, wait, hmm, let me check "
+              "again. Wait, hmm, no.")
+    assert _row_dropped("Fill in Ana's profile.", listed)
+    # Requested fiction that loops is still a loop: repetition counts in any voice.
+    loop = " ".join(["The knight rode on and on through the dark forest until the night came again."] * 12)
+    assert _row_dropped("Write a short story about a knight.", loop)
