@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import re
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from operator import itemgetter, methodcaller
 from typing import Any
 
@@ -21,7 +22,7 @@ from services.cleaning.markers import (
     hesitation_upper_bound,
 )
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_fiction
+from services.cleaning.requests import asks_for_fiction, asks_for_repetition
 from services.cleaning.text import (
     cjk_ratio,
     is_agent_row,
@@ -31,7 +32,8 @@ from services.cleaning.text import (
     split_think,
 )
 
-__all__ = ["DeadLoopFilter", "DeadLoopParams", "ngram_repetition", "repeated_item", "repetition_exceeds"]
+__all__ = ["DeadLoopFilter", "DeadLoopParams", "find_cycle", "ngram_repetition", "repeated_item", "repeated_units",
+           "repetition_exceeds"]
 
 
 class DeadLoopParams(StepParams):
@@ -67,6 +69,9 @@ class DeadLoopParams(StepParams):
         4, ge=0, description="The same call, or cycle of up to 3 calls, with the same results N times in a row "
                              "is a loop (0 = off).")
     max_item_repeats: int = Field(10, ge=0, description="One list item or line this many times is a loop (0 = off).")
+    max_sentence_repeats: int = Field(
+        4, ge=0, description="One sentence or line, or a block of up to 6, this many times in a row is a loop when "
+                             "it fills item_repeat_share of the text (0 = off).")
     item_repeat_share: float = Field(0.5, gt=0, le=1, description="...and at least this share of all items.")
 
 
@@ -83,10 +88,19 @@ _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ITEM_SEPARATORS = (",", "，", "、", ";", "；")
 _MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
 _ITEM_STRIP = " \t.。!！?？:：-*•"
+_REPETITION_CHECKS = ("repetition", "repeated_item", "repeated_sentence")
 _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
-_MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls (A, B, A, B, ...) count as loops
+_MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
+# Sentence ends in every script, and line breaks; the terminator stays out of the unit.
+_UNIT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")
+_MAX_BLOCK_LINES = 6  # a repeated block of up to this many sentences or lines
+# A list marker or numbered label: "- ", "3. ", "Step 3:", "Q12:", "問3：", "第3步：" (not a number or a
+# time of day: "1.5 kg" and "10:30" keep their digits).
+_NUMBERED_LABEL_RE = re.compile(
+    r"^\s*(?:[-*•·+]\s*|[a-zA-Z][.)]\s+|[（(]\d{1,3}[)）]\s*|[①-⑳]\s*)?"
+    r"(?:(?:[^\s:：.)、\d]{1,12}\s?)?\d+[^\s:：.)、\d]{0,4}\s*[:：.)、](?!\d)\s*)?")
 
 
 def _narration(text: str) -> str:
@@ -96,6 +110,60 @@ def _narration(text: str) -> str:
     if "(" in text or "（" in text:
         text = _WORD_LIST_RE.sub(" ", text)
     return text
+
+
+def find_cycle(keys: Sequence[Hashable], min_repeats: int, max_period: int) -> tuple[int, int, int, int] | None:
+    """The first run of ``keys`` that repeats a block of up to ``max_period`` keys ``min_repeats``
+    times in a row: ``(period, start, end, repeats)`` over the whole run (``end`` exclusive), or None.
+
+    Periods are tried shortest first, so ``A A A A`` is period 1, not period 2.
+    """
+    for period in range(1, max_period + 1):
+        run = 0
+        for j in range(period, len(keys) + 1):
+            if j < len(keys) and keys[j] == keys[j - period]:
+                run += 1
+                continue
+            if run // period + 1 >= min_repeats:
+                return period, j - run - period, j, run // period + 1
+            run = 0
+    return None
+
+
+def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -> Evidence | None:
+    """Evidence that one sentence or line (or a block of up to six) repeats ``min_repeats`` times in a row
+    and fills at least ``min_share`` of the text, or None.
+
+    Short replies that are nothing but one sentence again and again have too few words for the n-gram
+    ratio; this counts in sentences, split on the terminators of every script.
+    """
+    units = [u for u in map(_unit_key, _UNIT_SPLIT_RE.split(_FENCE_RE.sub(" ", text))) if _meaningful_unit(u)]
+    if len(units) < min_repeats:
+        return None
+    found = find_cycle(units, min_repeats, _MAX_BLOCK_LINES)
+    if found is None:
+        return None
+    period, start, end, repeats = found
+    covered = sum(map(len, units[start:end]))
+    if covered < min_share * sum(map(len, units)):
+        return None
+    return {"check": "repeated_sentence", "unit": " / ".join(units[start:start + period])[:120],
+            "period": period, "count": repeats, "units": len(units), "share": round(covered / sum(map(len, units)), 3)}
+
+
+def _unit_key(part: str) -> str:
+    # List markers and numbered labels do not make a sentence new: "Step 3: check the cable" repeats
+    # "Step 2: check the cable", and what follows "Q3:" is the unit ("Q3: yes" is just "yes"). Other
+    # numbers stay: rows of a table differ by them.
+    unit = _NUMBERED_LABEL_RE.sub("", part)
+    return " ".join(unit.split()).lower()
+
+
+def _meaningful_unit(unit: str) -> bool:
+    # A closed-vocabulary answer ("true", "yes", "b") repeats by nature; a sentence does not.
+    if not any(c.isalpha() for c in unit):
+        return False
+    return len(unit.split()) >= 2 if unit.isascii() else len(unit) >= 4  # はい, いいえ, 是的, 아니요: closed values
 
 
 def is_script(text: str) -> bool:
@@ -382,6 +450,10 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                         asks_for_fiction(message_text(user)[:_REQUEST_CHARS])
                         or is_script(text if text is not None else message_text(m.get("content")))):
                     found = self.stuck_evidence(m, fiction=True, text=text)
+                # Repetition the user asked for ("write it ten times") is the answer, not a loop.
+                if found is not None and found["check"] in _REPETITION_CHECKS and \
+                        asks_for_repetition(message_text(user)[:_REQUEST_CHARS]):
+                    found = None
                 if found is not None:
                     return {**found, "message_index": i}
         return None
@@ -393,16 +465,13 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         steps = _tool_steps(messages)
         # A loop is the agent learning nothing: the same call (or a short cycle of calls) answered
         # the same way again and again. Polling whose answers change is progress, not a loop.
-        for period in range(1, _MAX_LOOP_PERIOD + 1):
-            run = 0
-            for j in range(period, len(steps)):
-                run = run + 1 if steps[j][1] == steps[j - period][1] else 0
-                repeats = run // period + 1
-                if repeats >= limit:
-                    index, key, name = steps[j]
-                    return {"check": "tool_loop", "call": name, "repeats": repeats, "period": period,
-                            "message_index": index, "window": key.decode()[:120]}
-        return None
+        found = find_cycle([key for _, key, _ in steps], limit, _MAX_LOOP_PERIOD)
+        if found is None:
+            return None
+        period, start, end, repeats = found
+        index, key, name = steps[end - 1]
+        return {"check": "tool_loop", "call": name, "repeats": repeats, "period": period,
+                "message_index": index, "window": key.decode()[:120]}
 
     def is_stuck_message(self, msg: dict[str, Any], *, fiction: bool = False) -> bool:
         """True if the think part or the response part of one assistant turn is stuck."""
@@ -452,4 +521,7 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
             return {"check": "repetition",
                     "ratio": round(ngram_repetition(text, n=p.ngram_size, min_words=p.min_ngram_words), 4),
                     "threshold": repetition, "ngram": _top_ngram(text, p.ngram_size, p.min_ngram_words)}
-        return repeated_item(text, min_repeats=p.max_item_repeats, min_share=p.item_repeat_share)
+        found = repeated_item(text, min_repeats=p.max_item_repeats, min_share=p.item_repeat_share)
+        if found is None and p.max_sentence_repeats:
+            found = repeated_units(text, min_repeats=p.max_sentence_repeats, min_share=p.item_repeat_share)
+        return found

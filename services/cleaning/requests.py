@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["asks_for_brevity", "asks_for_composition", "asks_for_fiction", "closed_question", "letter_start"]
+__all__ = ["asks_for_brevity", "asks_for_composition", "asks_for_fiction", "asks_for_repetition", "closed_question",
+           "letter_start"]
 
 _I = re.I
 
@@ -66,6 +67,22 @@ _FICTION = re.compile(
     r"|이야기|소설|대본|대화|시나리오|동화|장면|역할극|시를|흉내|연기해|인\s?척|말투|독백",
     _I,
 )
+
+
+# Repetition asked for: "write it 20 times", "repeat after me", 抄写十遍, 10回書いて, 다섯 번 반복해.
+_REPEAT = re.compile(
+    r"\b(?:repeat\w*|over\s+and\s+over|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty"
+    r"|a\s+hundred|hundred)\s+times)\b"
+    r"|重复|反复|[\d一二三四五六七八九十百两]+\s*[遍次]"
+    r"|繰り返|[\d一二三四五六七八九十百]+\s*回"
+    r"|반복|[\d]+\s*번|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번",
+    _I,
+)
+
+
+def asks_for_repetition(user: str) -> bool:
+    """True when the user asks for something to be repeated (a line N times, a chant, a drill)."""
+    return bool(_REPEAT.search(user))
 
 
 def asks_for_brevity(user: str) -> bool:

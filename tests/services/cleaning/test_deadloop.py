@@ -32,8 +32,13 @@ def test_wo_bu_queding_is_honest_not_hesitation():
 
 
 def test_restart_tutorial_does_not_cascade():
-    text = "。".join(["请重新启动服务器"] * 6) + "。"
+    # "重新" (again) in every step of a procedure is not a cascade of corrections.
+    text = ("请重新启动服务器。然后重新加载配置文件。接着重新登录管理后台。再重新检查端口是否开放。"
+            "最后重新运行测试脚本。如果仍然失败，请重新安装依赖。")
     assert not _stuck(text)
+    # The same sentence six times over is no tutorial, though: it repeats itself.
+    found = DeadLoopFilter().stuck_evidence({"role": "assistant", "content": "。".join(["请重新启动服务器"] * 6) + "。"})
+    assert found is not None and found["check"] == "repeated_sentence" and found["count"] == 6
 
 
 def test_cascade_of_five_actually_fires():
@@ -180,3 +185,34 @@ def test_the_assistant_stuck_in_its_own_voice_is_still_dropped():
     # Requested fiction that loops is still a loop: repetition counts in any voice.
     loop = " ".join(["The knight rode on and on through the dark forest until the night came again."] * 12)
     assert _row_dropped("Write a short story about a knight.", loop)
+
+
+def test_short_replies_that_only_repeat_one_sentence_are_loops_in_every_script():
+    # Too few words for the n-gram ratio, in CJK above all; counted in sentences instead.
+    for text in ("お待ちください。" * 5, "잠시만 기다려 주세요. " * 5, "我正在查询。" * 7, "Checking now. " * 5):
+        found = DeadLoopFilter().stuck_evidence({"role": "assistant", "content": text})
+        assert found is not None and found["check"] == "repeated_sentence", text
+    # A block of lines repeated is the same loop.
+    block = "Summary:\nRevenue grew.\nCosts fell.\nMargins improved.\n\n"
+    assert _stuck(block * 4)
+    # Numbered steps that say the same thing are the same sentence.
+    steps = "\n".join(f"Step {n}: Restart the router and wait." for n in range(1, 7))
+    assert _stuck(steps)
+
+
+def test_tables_answer_keys_and_requested_repetition_are_not_loops():
+    # Rows that differ by their numbers are data.
+    rows = "\n".join(f"- Flight KL{600 + n}: departs {8 + n}:15, arrives {11 + n}:40" for n in range(6))
+    assert not _stuck(rows)
+    agenda = "\n".join(f"{h}:30 stand-up meeting" for h in range(9, 15))
+    assert not _stuck(agenda)
+    # Numbered answers from a closed set ("Q3: yes") are answers, not sentences.
+    key = "\n".join(f"Q{n}: {'yes' if n % 3 else 'no'}" for n in range(1, 16))
+    assert not _stuck(key)
+    ja_key = "\n".join(f"問{n}：いいえ" for n in range(1, 11))
+    assert not _stuck(ja_key)
+    # The user asked for the line again and again.
+    lines = "\n".join(["I will finish my homework before I play."] * 10)
+    assert not _row_dropped("Write this sentence 10 times: I will finish my homework before I play.", lines)
+    assert not _row_dropped("把这句话抄写五遍：今天也要努力。", "今天也要努力。" * 5)
+    assert _row_dropped("Give me a motivational quote.", lines)
