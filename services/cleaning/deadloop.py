@@ -22,7 +22,7 @@ from services.cleaning.markers import (
     hesitation_upper_bound,
 )
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_fiction, asks_for_repetition
+from services.cleaning.requests import asks_for_fiction, asks_for_repetition, closed_question
 from services.cleaning.text import (
     cjk_ratio,
     is_agent_row,
@@ -445,14 +445,16 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                 text = texts[i] if texts is not None else None
                 found = self.stuck_evidence(m, text=text)
                 # Only a turn that hesitates asks whether fiction was requested (most never do), or
-                # is itself a script: characters hesitating are not the assistant.
+                # is itself a script: characters hesitating are not the assistant (though a closed
+                # question, "What is 2 + 2?", is never answered by a script).
+                request = message_text(user)[:_REQUEST_CHARS] if found is not None else ""
                 if found is not None and found["check"] in ("hesitation", "cascade") and (
-                        asks_for_fiction(message_text(user)[:_REQUEST_CHARS])
-                        or is_script(text if text is not None else message_text(m.get("content")))):
+                        asks_for_fiction(request) or (
+                            not closed_question(request)
+                            and is_script(text if text is not None else message_text(m.get("content"))))):
                     found = self.stuck_evidence(m, fiction=True, text=text)
                 # Repetition the user asked for ("write it ten times") is the answer, not a loop.
-                if found is not None and found["check"] in _REPETITION_CHECKS and \
-                        asks_for_repetition(message_text(user)[:_REQUEST_CHARS]):
+                if found is not None and found["check"] in _REPETITION_CHECKS and asks_for_repetition(request):
                     found = None
                 if found is not None:
                     return {**found, "message_index": i}
