@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from functools import partial
 from operator import itemgetter, methodcaller
 from typing import Any
 
@@ -80,6 +81,8 @@ _ITEM_STRIP = " \t.。!！?？:：-*•"
 _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
+_STRIP_ITEM = methodcaller("strip", _ITEM_STRIP)
+_UNMARK = partial(_MARKER_RE.sub, "")
 
 
 def _narration(text: str, fiction: bool) -> str:
@@ -89,6 +92,11 @@ def _narration(text: str, fiction: bool) -> str:
     if '"' in text or not text.isascii():
         text = _SPEECH_RE.sub(" ", text)
     return text
+
+
+def _countable(item: str) -> bool:
+    # Table rows and markup tokens (<|im_start|>) are left to the other checks.
+    return len(item) >= 2 and item[0] not in "|<[" and any(c.isalpha() for c in item)
 
 
 def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -> Evidence | None:
@@ -117,18 +125,14 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
     tails.pop("", None)
     if not tails or tails.most_common(1)[0][1] < min_repeats:
         return None
-    counts: dict[str, int] = {}
-    total = 0
-    for part in raw:
-        item = _MARKER_RE.sub("", part).strip(_ITEM_STRIP).lower()
-        # Table rows and markup tokens (<|im_start|>) are left to the other checks.
-        if len(item) < 2 or item[0] in "|<[" or not any(c.isalpha() for c in item):
-            continue
-        total += 1
-        counts[item] = counts.get(item, 0) + 1
+    # Every item is counted in C first; then each distinct item is judged once. A Counter keeps
+    # first-seen order, so the most frequent item is still the first one seen among equals.
+    seen = Counter(map(str.lower, map(_STRIP_ITEM, map(_UNMARK, raw))))
+    counts = {item: k for item, k in seen.items() if _countable(item)}
     if not counts:
         return None
-    item, k = max(counts.items(), key=lambda kv: kv[1])
+    total = sum(counts.values())
+    item, k = max(counts.items(), key=itemgetter(1))
     if k < min_repeats or k < min_share * total:
         return None
     return {"check": "repeated_item", "item": item[:120], "count": k, "items": total}
