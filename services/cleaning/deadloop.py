@@ -7,6 +7,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from functools import partial
 from operator import itemgetter, methodcaller
 from typing import Any
 
@@ -101,6 +102,8 @@ _MAX_BLOCK_LINES = 6  # a repeated block of up to this many sentences or lines
 _NUMBERED_LABEL_RE = re.compile(
     r"^\s*(?:[-*•·+]\s*|[a-zA-Z][.)]\s+|[（(]\d{1,3}[)）]\s*|[①-⑳]\s*)?"
     r"(?:(?:[^\s:：.)、\d]{1,12}\s?)?\d+[^\s:：.)、\d]{0,4}\s*[:：.)、](?!\d)\s*)?")
+_STRIP_ITEM = methodcaller("strip", _ITEM_STRIP)
+_UNMARK = partial(_MARKER_RE.sub, "")
 
 
 def _narration(text: str) -> str:
@@ -173,6 +176,11 @@ def is_script(text: str) -> bool:
     return sum(speakers.values()) >= _SCRIPT_MIN_LINES and len(speakers) >= 2 and max(speakers.values()) >= 2
 
 
+def _countable(item: str) -> bool:
+    # Table rows and markup tokens (<|im_start|>) are left to the other checks.
+    return len(item) >= 2 and item[0] not in "|<[" and any(c.isalpha() for c in item)
+
+
 def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -> Evidence | None:
     """Evidence that one list item (or line, or comma-separated entry) fills the text, or None.
 
@@ -199,18 +207,14 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
     tails.pop("", None)
     if not tails or tails.most_common(1)[0][1] < min_repeats:
         return None
-    counts: dict[str, int] = {}
-    total = 0
-    for part in raw:
-        item = _MARKER_RE.sub("", part).strip(_ITEM_STRIP).lower()
-        # Table rows and markup tokens (<|im_start|>) are left to the other checks.
-        if len(item) < 2 or item[0] in "|<[" or not any(c.isalpha() for c in item):
-            continue
-        total += 1
-        counts[item] = counts.get(item, 0) + 1
+    # Every item is counted in C first; then each distinct item is judged once. A Counter keeps
+    # first-seen order, so the most frequent item is still the first one seen among equals.
+    seen = Counter(map(str.lower, map(_STRIP_ITEM, map(_UNMARK, raw))))
+    counts = {item: k for item, k in seen.items() if _countable(item)}
     if not counts:
         return None
-    item, k = max(counts.items(), key=lambda kv: kv[1])
+    total = sum(counts.values())
+    item, k = max(counts.items(), key=itemgetter(1))
     if k < min_repeats or k < min_share * total:
         return None
     return {"check": "repeated_item", "item": item[:120], "count": k, "items": total}

@@ -18,6 +18,7 @@ from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import (
     cjk_count,
+    cjk_latin_counts,
     has_payload,
     is_agent_row,
     is_blank,
@@ -139,8 +140,6 @@ def _content_ok(msgs: list[Msg], view: _View, p: SanityParams) -> bool:
 
 
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
-# Bytes that are not ASCII letters; deleting them leaves only the letters (a C-speed count).
-_NON_LETTERS = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
 # Translation and language-practice requests are answered in another script on purpose.
 _TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|"
                            r"translat|in english|in chinese|in japanese|in korean",
@@ -157,7 +156,7 @@ def _prose(text: str) -> str:
 
 
 def _script_share(text: str) -> tuple[int, float]:
-    cjk, latin = cjk_count(text), len(text.encode("ascii", "ignore").translate(None, _NON_LETTERS))
+    cjk, latin = cjk_latin_counts(text)
     letters = cjk + latin
     return letters, (cjk / letters if letters else 0.0)
 

@@ -24,7 +24,9 @@ __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "script_chaos", "script_
 
 Evidence = dict[str, Any]
 
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0 controls but tab, LF and CR, and DEL: all ASCII, so deleting them from the text's ASCII
+# bytes counts them (a C loop over the bytes, about twice as fast as a regex scan).
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _PRIVATE_RE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _SPECIAL_RE = re.compile(
     r"<\|[^|>\n]{1,40}\|>|</s>|\[/?(?:PAD|UNK|SEP|CLS|MASK)\]|(?i:</?unk>|</?pad>)|<0x[0-9A-Fa-f]{2}>"
@@ -150,6 +152,11 @@ def _run_check(text: str, p: SoupParams) -> Evidence | None:
     return None
 
 
+def _control_count(text: str) -> int:
+    raw = text.encode("ascii", "ignore")
+    return len(raw) - len(raw.translate(None, _CONTROL_BYTES))
+
+
 def soup_check(text: str, p: SoupParams) -> Evidence | None:
     """Evidence of the first garbling check ``text`` fails (``check`` names it), or None."""
     text = _window(text.strip(), p.max_chars)
@@ -160,9 +167,9 @@ def soup_check(text: str, p: SoupParams) -> Evidence | None:
     if bad / n > p.replacement_char_ratio:
         return {"check": "replacement_char", "count": bad, "ratio": round(bad / n, 4),
                 "window": _around(text, text.index("\ufffd"), text.index("\ufffd") + 1)}
-    # Each ratio check first asks whether one such character exists at all (search stops early).
-    if _CONTROL_RE.search(text) and (k := len(_CONTROL_RE.findall(text))) / n > p.control_char_ratio:
+    if (k := _control_count(text)) and k / n > p.control_char_ratio:
         return {"check": "control_char", "count": k, "ratio": round(k / n, 4)}
+    # A ratio check with a regex first asks whether one such character exists at all (search stops early).
     if not text.isascii() and _PRIVATE_RE.search(text) and \
             (k := len(_PRIVATE_RE.findall(text))) / n > p.private_use_ratio:
         return {"check": "private_use", "count": k, "ratio": round(k / n, 4)}

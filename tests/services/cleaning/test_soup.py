@@ -1,6 +1,6 @@
 import pytest
 
-from services.cleaning.soup import SoupParams, TokenSoupFilter, script_chaos, soup_reason
+from services.cleaning.soup import SoupParams, TokenSoupFilter, script_chaos, soup_check, soup_reason
 
 P = SoupParams()
 
@@ -11,6 +11,17 @@ P = SoupParams()
 ])
 def test_each_check_fires(text, reason):
     assert soup_reason(text, P) == reason
+
+
+def test_control_chars_count_c0_and_del_but_not_tab_lf_cr_in_any_script():
+    # 2 controls in 100 characters is over the 1 % ratio, 1 is at it (not over).
+    body = "中文 text,\tTab\r\nline 한국어 " * 4
+    text = (body + "x" * 100)[:98] + "\x00\x7f"
+    found = soup_check(text, P)
+    assert found is not None and found["check"] == "control_char" and found["count"] == 2
+    assert soup_check((body + "x" * 100)[:99] + "\x1f", P) is None
+    assert soup_check("a\tb\rc\nd " * 30, P) is None
+    assert soup_check("a" + "\x0b\x0c\x0e" * 10 + "a" * 69, P)["count"] == 30
 
 
 def test_script_chaos_fires_on_mixed_scripts():

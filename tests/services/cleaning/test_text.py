@@ -1,4 +1,17 @@
-from services.cleaning.text import cjk_ratio, has_payload, is_agent_row, message_text, normalize_tool_calls, split_think
+import re
+
+from services.cleaning.text import (
+    cjk_count,
+    cjk_latin_counts,
+    cjk_ratio,
+    has_payload,
+    is_agent_row,
+    message_text,
+    normalize_tool_calls,
+    split_think,
+)
+
+_CJK_CHAR = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3]")
 
 
 def test_message_text_projects_strings_parts_and_dicts():
@@ -13,6 +26,28 @@ def test_message_text_projects_strings_parts_and_dicts():
 def test_cjk_ratio_ignores_only_spaces_newlines_tabs():
     assert abs(cjk_ratio("hello 世界") - 2 / 7) < 1e-9
     assert cjk_ratio("") == 0.0
+
+
+def test_cjk_count_is_the_same_on_short_and_long_text():
+    # Long text is counted by table lookup, short text by regex: both must agree, range edges,
+    # astral characters (two UTF-16 units) and lone surrogates included.
+    piece = "漢字かなカナ한글 latin ÿ\u4dff\u9fff\u3040\u309f\u30a0\u30ff\uac00\ud7a3\ud7a4\U00020000\U0001f600 \ud800"
+    for text in (piece, piece * 40):
+        assert cjk_count(text) == len(_CJK_CHAR.findall(text))
+    assert cjk_count("ascii only " * 50) == 0
+
+
+def test_cjk_latin_counts_counts_cjk_and_ascii_letters():
+    for text in ("Hello 世界", ("Hello 世界, ÿé 123 \U00020000 こんにちは " * 30)):
+        assert cjk_latin_counts(text) == (len(_CJK_CHAR.findall(text)), len(re.findall("[A-Za-z]", text)))
+    assert cjk_latin_counts("abc def " * 40) == (0, 240)
+
+
+def test_cjk_ratio_on_long_text_matches_the_definition():
+    text = "中文 text\twith\nblanks 한국어 " * 20
+    rest = text.replace(" ", "").replace("\n", "").replace("\t", "")
+    assert cjk_ratio(text) == len(_CJK_CHAR.findall(rest)) / len(rest)
+    assert cjk_ratio(" \n\t") == 0.0
 
 
 def test_normalize_tool_calls_treats_empty_forms_as_none():

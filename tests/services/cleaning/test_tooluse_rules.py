@@ -130,6 +130,15 @@ def test_one_list_item_repeated_dozens_of_times_is_a_loop():
     assert repeated_item("```python\n" + "    pass\n" * 30 + "```") is None
 
 
+def test_repeated_item_counts_only_real_items_and_ties_go_to_the_first_seen():
+    # Markers, case and trailing punctuation do not make items differ; table rows, markup
+    # tokens and items without letters are not counted (not even in the share).
+    text = "\n".join(["- Kiwi.", "2) kiwi", "APPLE!", "apple"] * 10 + ["| a | b |", "<|im_end|>", "12", "x"] * 10)
+    assert repeated_item(text) == {"check": "repeated_item", "item": "kiwi", "count": 20, "items": 40}
+    assert repeated_item("\n".join(["apple", "kiwi"] * 12)) is not None
+    assert repeated_item("\n".join(["apple", "kiwi"] * 12))["item"] == "apple"
+
+
 def test_hesitating_characters_are_not_the_assistant_hesitating():
     speech = ('"Um, wait... hmm," Mia said. "Uh, let me start over." The librarian smiled. "Hmm? Take your time." '
               '"Um, I need, uh, a book. Wait, no, two books." "Hmm, which ones?" "Uh... um, the red ones."')
