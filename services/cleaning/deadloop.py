@@ -96,6 +96,7 @@ _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
 # Sentence ends in every script, and line breaks; the terminator stays out of the unit.
 _UNIT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")
+_MAX_CATEGORIES = 4  # an answer key's values: true/false, yes/no, A-D
 _MAX_BLOCK_LINES = 6  # a repeated block of up to this many sentences or lines
 # A list marker or numbered label: "- ", "3. ", "Step 3:", "Q12:", "問3：", "第3步：" (not a number or a
 # time of day: "1.5 kg" and "10:30" keep their digits).
@@ -215,9 +216,18 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
         return None
     total = sum(counts.values())
     item, k = max(counts.items(), key=itemgetter(1))
-    if k < min_repeats or k < min_share * total:
+    if k < min_repeats or k < min_share * total or _categorical(counts, item, k):
         return None
     return {"check": "repeated_item", "item": item[:120], "count": k, "items": total}
+
+
+def _categorical(counts: dict[str, int], item: str, k: int) -> bool:
+    """True when the list draws on a few short values, several used again and again: an answer key
+    (true, false, true, ...) or labels, not one item stuck on repeat."""
+    if len(counts) > _MAX_CATEGORIES or len(item.split()) > 2 or (not item.isascii() and len(item) > 4):
+        return False
+    runner_up = max((n for other, n in counts.items() if other != item), default=0)
+    return runner_up >= max(3, k / 5)
 
 
 def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:

@@ -216,3 +216,20 @@ def test_tables_answer_keys_and_requested_repetition_are_not_loops():
     assert not _row_dropped("Write this sentence 10 times: I will finish my homework before I play.", lines)
     assert not _row_dropped("把这句话抄写五遍：今天也要努力。", "今天也要努力。" * 5)
     assert _row_dropped("Give me a motivational quote.", lines)
+
+
+def test_an_answer_key_of_few_values_is_not_one_item_on_repeat():
+    key = "Answers:\n" + "\n".join(f"{n}. {'False' if n % 4 == 0 else 'True'}" for n in range(1, 25))
+    assert not _stuck(key)
+    zh = "答案：" + "，".join("对" if n % 3 else "错" for n in range(1, 22))  # 对/错 are single characters
+    assert not _stuck(zh)
+    ko = "\n".join(f"{n}번: {'예' if n % 3 else '아니요'}" for n in range(1, 16))
+    assert not _stuck(ko)
+    # One item filling the list, with a stray other value or two, is still a loop.
+    from services.cleaning.deadloop import repeated_item
+
+    found = repeated_item("\n".join(["- Banana"] * 18 + ["- Apple"]))
+    assert found is not None and found["item"] == "banana" and found["count"] == 18
+    # So is a longer line repeated with a second line beside it.
+    lines = "\n".join(["I love this song so much"] * 15 + ["It is great"] * 5)
+    assert _stuck(lines)
