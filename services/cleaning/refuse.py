@@ -11,7 +11,7 @@ Deliberate changes from the reference:
 - any self-identification as an AI in the sentence of an inability is a disclaimer, whatever the wording;
 - humble-form declines (お引き受けできません, 풀어 드릴 수는 없어요) need no apology opener;
 - a pivot to an offer of lesser help (a hint, an outline) still declines: only content cancels;
-- a soft refusal after substantive content qualifies that content ("As an AI I cannot know your
+- an AI disclaimer after substantive content qualifies that content ("As an AI I cannot know your
   needs" after a full answer); quoted wording ("You could say: 'I can't ...'") is not the reply's voice.
 """
 
@@ -211,7 +211,7 @@ _OFFER = re.compile(
 # Text after a pivot shorter than this (CJK characters weigh double) and offering help is an
 # offer, not the requested content.
 _OFFER_MAX = 220
-# Text before a soft refusal this long (same weighting) is an answer the refusal qualifies.
+# Text before an AI disclaimer this long (same weighting) is an answer the disclaimer qualifies.
 _CONTENT_BEFORE = 200
 
 # A refusal inside a requested piece speaks about the request itself, not the piece's subject:
@@ -329,6 +329,13 @@ def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
     return _weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
 
 
+def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
+    # An AI disclaimer after substantive content states a limit of the answer given ("As an AI I
+    # cannot know your exact needs"); an apology that the task cannot be done, even at the end,
+    # says it was not done, so only the disclaimer is exempted.
+    return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
+
+
 def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
     """The kind and match of the first refusal in ``window`` (quotes already blanked), or None."""
     low = window.lower()
@@ -341,8 +348,8 @@ def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
     if decline is not None:
         return "ethical_decline", decline
     soft = _soft_match(window, low)
-    if soft is None or _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE:
-        return None  # no soft refusal, or one that qualifies the answer before it
+    if soft is None or _qualifies_answer(window, soft):
+        return None
     if _pivot_cancels(window, soft):
         return None
     if agent and _POLICY_REASON.search(window):
