@@ -149,15 +149,18 @@ _AI_SELF = re.compile(
     r"|(?:" + _AI_CANT + r")" + _SENTENCE_GAP + r"(?:" + _AI_ID + r"))",
     _FLAGS,
 )
-# The user's graded or submitted work as the object of a decline: doing it for them is the
-# integrity problem even when no ethics word is said ("for you to hand in", 替你完成, 宿題の答え).
+# Doing the user's graded or submitted work for them as the object of a decline: the integrity
+# problem even when no ethics word is said ("your homework for you", 替你完成作业, 宿題の答え).
+# The work named alone is not enough ("I can't open your assignment file" is no such decline).
 _SUBMITTED_WORK = (
     r"\bfor\s+you\s+to\s+(?:submit|hand\s+in|turn\s+in)|\bas\s+your\s+own\b"
-    r"|\byour\s+(?:homework|assignment|take-home|exam|coursework|problem\s+set|thesis|dissertation)\b"
-    r"|\b(?:homework|assignment|coursework)\s+for\s+you\b"
-    r"|(?:替|代)你(?:完成|写|做|答)|代写|代做|代考|以(?:你|个人|自己)的?名义"
-    r"|宿題|課題|(?:ご本人|あなた|自分)の?名義|提出(?:する|用)の?(?:レポート|課題|論文)|代わりに(?:書|解)"
-    r"|숙제|과제|(?:대신|대리로)\s*(?:써|풀어|해\s*드|작성)|제출할|(?:내가|본인이)\s*쓴\s*것처럼"
+    r"|\b(?:do|write|complete|finish|solve|take)\s+your\s+(?:homework|assignment|take-home|exam|coursework|problem\s+set)"
+    r"|\b(?:homework|assignment|coursework|exam|essay|paper)\s+for\s+you\b"
+    r"|(?:替|代|帮)你(?:完成|写|做|答)[^。！？，,]{0,10}?(?:作业|论文|考题|考试|报告|试卷|习题)"
+    r"|(?:作业|论文|考题|试卷|习题)[^。！？]{0,20}?(?:替|代)你|代写|代做|代考|以(?:你|个人|自己)的?名义"
+    r"|(?:宿題|課題)の?(?:答え|解答|代わり|代行)|代わりに(?:書|解|や)|(?:ご本人|あなた|自分)の?名義|代筆"
+    r"|(?:숙제|과제|에세이|리포트|보고서)\S*\s*대신|제출할\s*(?:숙제|과제|에세이|리포트|보고서|논문|글)"
+    r"|(?:내가|본인이)\s*쓴\s*것처럼"
 )
 # Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
 # when it offers lesser help instead ("I won't write it for you, but I can outline ...").
@@ -390,6 +393,8 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
     if "<" in text:
         text = THINK_BLOCK_RE.sub("", text)
     window = text.strip()[:check_window].replace("\u2019", "'")
+    if not _may_refuse(window, window.lower()):
+        return None  # most replies: no refusal word at all, so no quote masking either
     masked = _mask_quotes(window)
     found = _piece_finding(masked, agent) if composition else _finding(masked, agent)
     if found is None:
