@@ -79,7 +79,7 @@ _SOFT_CJK = (
     (r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
      r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"),
     (r"我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
-     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答)"),
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|给出|告诉|透露|预测|推荐|翻译|代替)"),
     (r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
      r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)"),
     (r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
@@ -88,7 +88,7 @@ _SOFT_CJK = (
     # request, with or without an apology: お引き受けできません, お伝えすることはできません.
     r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません|いたしかねます|致しかねます|できかねます)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
-    r"(?:[아어여해]|하여)\s*드릴\s*수(?:는|가|도)?\s*없|(?:[아어여해])\s*드리기(?:는|가)?\s*어렵",
+    r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|[가-힣]\s*드리기(?:는|가)?\s*어렵",
 )
 # Hard families: explicit policy refusals; no pivot exemption.
 _HARD_EN: tuple[Family, ...] = (
@@ -195,7 +195,8 @@ _PIVOT = re.compile(
     r"(?=[liahby让改尝不然但代たしでけ대하없않어])"
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
-    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|대신|(?<![가-힣])하지만"
+    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
+    r"|(?<![가-힣])하지만"
     r"|(?:없|않|어렵)지만)",
     re.I,
 )
@@ -215,7 +216,7 @@ _OFFER = re.compile(
 # offer, not the requested content.
 _OFFER_MAX = 220
 # Text before an AI disclaimer this long (same weighting) is an answer the disclaimer qualifies.
-_CONTENT_BEFORE = 200
+_CONTENT_BEFORE = 150
 
 # A refusal inside a requested piece speaks about the request itself, not the piece's subject:
 # "I can't help with that request", 我不能帮助撰写这类信件, そのようなメールの作成, 그런 문자는 작성해.
