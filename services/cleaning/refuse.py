@@ -32,15 +32,17 @@ __all__ = ["RefuseFilter", "RefuseParams", "is_refusal", "refusal_evidence"]
 Evidence = dict[str, Any]
 
 # What the refusal declines: a task verb, or any verb whose object is the request itself
-# ("fulfil that request", "do that", "tell you"). "tell" alone is "discern" ("I can't tell which
-# version"), and "I can't tell you how glad I am" is an idiom.
+# ("fulfil that request", "do that.", "tell you"). "tell" alone is "discern" ("I can't tell which
+# version"), "I can't tell you how glad I am" is an idiom, and "we can't do that with a regex
+# alone" states a limit of a method, so "do that" counts only as the whole clause.
 _TASK_CORE = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill|comply|address"
               r"|process|complete|handle|discuss|support|write|share|engage)")
 _TASK = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill|comply|address"
          r"|process|complete|handle|discuss|support|write|share|engage"
          r"|give|predict|browse|offer|diagnose|summari[sz]e|translate|recommend|evaluate|judge|comment|solve"
          r"|draft|compose|forecast|speculate|look\s+up"
-         r"|tell\s+you(?!\s+how\s+(?:much|many|glad|happy|grateful))|do\s+(?:that|this|it|so|your)\b"
+         r"|tell\s+you(?!\s+how\b|\s+it(?:'s|\s+is|\s+was)\b)"
+         r"|do\s+(?:that|this|it|so)(?:\s+for\s+you)?(?=\s*(?:[.!,;]|$))|do\s+your"
          r"|\w+\s+(?:that|this|your|such\s+an?)\s+(?:request|task|assignment|homework))")
 # "can't help thinking/wondering/but ..." and "can't wait/stress/believe" are idioms, not inabilities.
 _IDIOM = r"(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough|help\s+(?:but\b|\w+ing\b)))"
@@ -86,7 +88,8 @@ _SOFT_CJK = (
      r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)"),
     # The humble form is an action done for the listener, so declining it declines the user's
     # request, with or without an apology: お引き受けできません, お伝えすることはできません.
-    r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません|いたしかねます|致しかねます|できかねます)",
+    # The past tense (お手伝いできませんでした) reports, it does not decline.
+    r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
     r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|[가-힣]\s*드리기(?:는|가)?\s*어렵",
 )
@@ -170,7 +173,7 @@ _DECLINE = re.compile(
     + r"|won'?t|will\s+not|(?:'d|\s*would)\s+rather\s+not"
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
     r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
-    r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません|いたしかねます|致しかねます|できかねます)"
+    r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절)",
     _FLAGS,
 )

@@ -248,3 +248,12 @@ def test_words_requested_for_someone_else_are_the_piece_not_a_refusal(user, repl
 ])
 def test_a_refusal_about_the_requested_piece_is_still_a_refusal(user, reply):
     assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
+
+
+@pytest.mark.parametrize("text", [
+    "We can't do that with a regex alone; a small parser works better: split on commas first.",
+    "I won't tell you it is easy: the first month of any new language is hard.",
+    "お手伝いできませんでした、という報告は早めに上司へ上げましょう。",
+])
+def test_limits_of_a_method_and_reports_of_the_past_are_not_refusals(text):
+    assert not is_refusal(text)
