@@ -370,7 +370,7 @@ def _piece_finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None
     the piece's own "I won't be able to come" is its content. Text before a salutation or subject
     line speaks to the user and is judged as any reply."""
     start = letter_start(window)
-    if start:
+    if start:  # 0 or None: the reply opens with the piece, nothing speaks to the user first
         found = _finding(window[:start], agent)
         if found is not None:
             return found
