@@ -6,7 +6,13 @@ Deliberate changes from the reference:
 - "I can't wait", "if I can't find ..." and similar are not refusals;
 - a soft refusal followed by a pivot ("..., but here's how", "let me use X instead") is kept;
 - Japanese 申し訳ありませんが / 致しかねます refusals are caught;
-- Korean apologies need a refusal verb (죄송하지만 재고가 없습니다 is a fact, not a refusal).
+- Korean apologies need a refusal verb (죄송하지만 재고가 없습니다 is a fact, not a refusal);
+- contractions count ("I'm unable to", "I'd rather not"), and "I can't help thinking ..." is an idiom;
+- any self-identification as an AI in the sentence of an inability is a disclaimer, whatever the wording;
+- humble-form declines (お引き受けできません, 풀어 드릴 수는 없어요) need no apology opener;
+- a pivot to an offer of lesser help (a hint, an outline) still declines: only content cancels;
+- an AI disclaimer after substantive content qualifies that content ("As an AI I cannot know your
+  needs" after a full answer); quoted wording ("You could say: 'I can't ...'") is not the reply's voice.
 """
 
 from __future__ import annotations
@@ -18,18 +24,33 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_composition, letter_start
-from services.cleaning.text import THINK_BLOCK_RE, is_agent_row, message_text
+from services.cleaning.requests import asks_for_composition, asks_for_words_to_someone, letter_start
+from services.cleaning.text import THINK_BLOCK_RE, cjk_count, is_agent_row, message_text
 
 __all__ = ["RefuseFilter", "RefuseParams", "is_refusal", "refusal_evidence"]
 
 Evidence = dict[str, Any]
 
+# What the refusal declines: a task verb, or any verb whose object is the request itself
+# ("fulfil that request", "do that.", "tell you"). "tell" alone is "discern" ("I can't tell which
+# version"), "I can't tell you how glad I am" is an idiom, and "we can't do that with a regex
+# alone" states a limit of a method, so "do that" counts only as the whole clause.
+_TASK_CORE = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill|comply|address"
+              r"|process|complete|handle|discuss|support|write|share|engage)")
 _TASK = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill|comply|address"
-         r"|process|complete|handle|discuss|support|write|share|engage)")
-_CANT = (r"(?:can'?t(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough))|cannot(?!\s+(?:wait|stress|"
-         r"believe|emphasi[sz]e|recommend\s+enough))|(?:am|are)\s+not\s+able\s+to|won'?t|will\s+not"
-         r"|(?:am|are)\s+unable\s+to|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
+         r"|process|complete|handle|discuss|support|write|share|engage"
+         r"|give|predict|browse|offer|diagnose|summari[sz]e|translate|recommend|evaluate|judge|comment|solve"
+         r"|draft|compose|forecast|speculate|look\s+up"
+         r"|tell\s+you(?!\s+how\b|\s+it(?:'s|\s+is|\s+was)\b)"
+         r"|do\s+(?:that|this|it|so)(?:\s+for\s+you)?(?=\s*(?:[.!,;]|$))|do\s+your"
+         r"|\w+\s+(?:that|this|your|such\s+an?)\s+(?:request|task|assignment|homework))")
+# "can't help thinking/wondering/but ..." and "can't wait/stress/believe" are idioms, not inabilities.
+_IDIOM = r"(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough|help\s+(?:but\b|\w+ing\b)))"
+# Forms after the self-reference; the gap before them takes a contraction ("I'm unable to",
+# "I'd rather not"), so the bare forms stand without am/are.
+_CANT = (r"(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM + r"|(?:am|are)\s+not\s+able\s+to|won'?t|will\s+not"
+         r"|(?:am|are)\s+unable\s+to|unable\s+to|not\s+able\s+to|(?:'d|would)\s+rather\s+not"
+         r"|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
          r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to)")
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
 # Zero-width tests at one position commute: the word boundary and the first letter go before the
@@ -42,7 +63,9 @@ _FLAGS = re.IGNORECASE | re.DOTALL
 _CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse")
 _TASK_WORDS = ("help", "assist", "answer", "respond", "provide", "generate", "create", "produce", "fulfill",
                "comply", "address", "process", "complete", "handle", "discuss", "support", "write", "share",
-               "engage")
+               "engage", "give", "predict", "browse", "offer", "diagnose", "summari", "translate", "recommend",
+               "evaluate", "judge", "comment", "solve", "draft", "compose", "forecast", "speculate", "look",
+               "tell", "do ", "request", "task", "assignment", "homework")
 Family = tuple[tuple[tuple[str, ...], ...], str]
 
 # Soft families: a pivot cue in the window cancels them.
@@ -58,11 +81,17 @@ _SOFT_CJK = (
     (r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
      r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"),
     (r"我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
-     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答)"),
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|给出|告诉|透露|预测|推荐|翻译|代替)"),
     (r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
      r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)"),
     (r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
      r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)"),
+    # The humble form is an action done for the listener, so declining it declines the user's
+    # request, with or without an apology: お引き受けできません, お伝えすることはできません.
+    # The past tense (お手伝いできませんでした) reports, it does not decline.
+    r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)",
+    # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
+    r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|[가-힣]\s*드리기(?:는|가)?\s*어렵",
 )
 # Hard families: explicit policy refusals; no pivot exemption.
 _HARD_EN: tuple[Family, ...] = (
@@ -74,7 +103,7 @@ _HARD_EN: tuple[Family, ...] = (
     ((("decline", "refuse"),), r"\b(?=[iw])(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
     ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
     ((("ai",), ("can", "not", "won"), _TASK_WORDS),
-     r"\bas\s+an\s+AI\b.{0,20}?\bI\s+(?:can'?t|cannot|am\s+not\s+able|won'?t)\b.{0,40}?\b" + _TASK),
+     r"\bas\s+an\s+AI\b.{0,20}?\bI\s+(?:can'?t|cannot|am\s+not\s+able|won'?t)\b.{0,40}?\b" + _TASK_CORE),
 )
 _HARD_CJK = (
     r"(?:您的|这个|该)(?:请求|问题|内容|话题).{0,20}?(?:违反|不当|不合适|超出了?我)",
@@ -94,25 +123,57 @@ _HARD_EN_RX = tuple((gate, re.compile(p, _FLAGS)) for gate, p in _HARD_EN)
 # Each of the long alternations below opens with a lookahead for the first characters its
 # alternatives can start with: a zero-width test, so what matches is unchanged, but the engine
 # skips most positions at once instead of trying every alternative there.
+# Self-identification as an AI, in any wording ("I'm just an AI", "as a large language model",
+# 我只是一个AI助手, AIである私, 인공지능 챗봇인 저로서는) ...
+_AI_ID = (
+    r"\b(?:as\s+an?|I'?m\s+(?:just\s+|only\s+|merely\s+|simply\s+)?an?|I\s+am\s+(?:just\s+|only\s+|merely\s+)?an?"
+    r"|being\s+an?)\s+(?:AI\b|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)"
+    r"|(?:作为|身为|我(?:只|仅|仅仅|只不过)?是)(?:一(?:个|名|款))?\s*(?:AI|人工智能|语言模型|大模型)"
+    r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*(?:として|である私|なので|のため|ですので|の私)"
+    r"|(?:AI|인공지능|언어\s*모델)(?:\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇))?\s*"
+    r"(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저(?:는|로서는|로서|에게는))"
+)
+# ... and an inability said by the assistant.
+_AI_CANT = (
+    r"\bI(?:'m|\s+am)?\s+(?:really\s+|just\s+|simply\s+)?(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM
+    + r"|(?:not\s+able|unable)\s+to|won'?t"
+    r"|do\s*n[o']?t\s+(?:have\s+(?:the\s+)?(?:ability|capability|capacity|access|real-time)|make|form|hold)"
+    r"|have\s+no\s+(?:way|ability|access))"
+    r"|无法|不能|不可以|没有办法|没办法|不具备|没有能力|做不到"
+    r"|できません|できかねます|いたしかねます|致しかねます|不可能です"
+    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능"
+)
+# Both in one sentence, in either order, is the disclaimer; a sentence is what lies between
+# terminators, so the AI aside and an inability in another sentence stay apart.
+_SENTENCE_GAP = r"[^.!?。！？\n]*?"
 _AI_SELF = re.compile(
-    r"(?=[a作身我人言인언])"
-    r"(?:\bas\s+an?\s+(?:AI|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)\b.{0,40}?"
-    r"\bI(?:'m|\s+am)?\s+(?:can'?t|cannot|(?:not\s+able|unable)\s+to|won'?t|do\s*n[o']?t\s+have\s+the\s+(?:ability|capability))"
-    r"|(?:作为|身为|我是)(?:一(?:个|名|款))?\s*(?:AI|人工智能|语言模型|大模型)[^，,。！!]{0,20}[，,]?[^。！!]{0,30}?"
-    r"(?:无法|不能|不可以|没有办法|没办法|不具备)"
-    r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*(?:として|である私|なので|のため|ですので|の私)[^。]{0,50}?"
-    r"(?:できません|できかねます|いたしかねます|致しかねます|不可能です)"
-    r"|(?:AI|인공지능|언어\s*모델)\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇)?\s*(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저는)"
-    r"[^.!?]{0,50}?(?:수(?:는|가)?\s*없|어렵습니다|불가능))",
+    r"(?=[aiI作身我人言인언无不没做でい致수어불])"
+    r"(?:(?:" + _AI_ID + r")" + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
+    r"|(?:" + _AI_CANT + r")" + _SENTENCE_GAP + r"(?:" + _AI_ID + r"))",
     _FLAGS,
+)
+# Doing the user's graded or submitted work for them as the object of a decline: the integrity
+# problem even when no ethics word is said ("your homework for you", 替你完成作业, 宿題の答え).
+# The work named alone is not enough ("I can't open your assignment file" is no such decline).
+_SUBMITTED_WORK = (
+    r"\bfor\s+you\s+to\s+(?:submit|hand\s+in|turn\s+in)|\bas\s+your\s+own\b"
+    r"|\b(?:do|write|complete|finish|solve|take)\s+your\s+(?:homework|assignment|take-home|exam|coursework|problem\s+set)"
+    r"|\b(?:homework|assignment|coursework|exam|essay|paper)\s+for\s+you\b"
+    r"|(?:替|代|帮)你(?:完成|写|做|答)[^。！？，,]{0,10}?(?:作业|论文|考题|考试|报告|试卷|习题)"
+    r"|(?:作业|论文|考题|试卷|习题)[^。！？]{0,20}?(?:替|代)你|代写|代做|代考|以(?:你|个人|自己)的?名义"
+    r"|(?:宿題|課題)の?(?:答え|解答|代わり|代行)|代わりに(?:書|解|や)|(?:ご本人|あなた|自分)の?名義|代筆"
+    r"|(?:숙제|과제|에세이|리포트|보고서)\S*\s*대신|제출할\s*(?:숙제|과제|에세이|리포트|보고서|논문|글)"
+    r"|(?:내가|본인이)\s*쓴\s*것처럼"
 )
 # Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
 # when it offers lesser help instead ("I won't write it for you, but I can outline ...").
 _DECLINE = re.compile(
     r"(?=[iw我すこのお수거])(?:" + _SELF
-    + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t|cannot|won'?t|will\s+not"
+    + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t" + _IDIOM + r"|cannot" + _IDIOM
+    + r"|won'?t|will\s+not|(?:'d|\s*would)\s+rather\s+not"
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
     r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
+    r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절)",
     _FLAGS,
 )
@@ -124,8 +185,11 @@ _ETHICS = re.compile(
     r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법)",
     _FLAGS,
 )
+# What makes a decline ethical: an ethics word, or the user's graded work as its object.
+_GROUNDS = re.compile(_ETHICS.pattern + "|" + _SUBMITTED_WORK, _FLAGS)
 # Every _AI_SELF match contains one of these (lowercased): the cheap gate before its regex.
-_AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델")
+_AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델",
+             "인공")
 _ETHICS_REACH = 250
 _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _DECLINE_HEAD = 200
@@ -134,9 +198,50 @@ _PIVOT = re.compile(
     r"(?=[liahby让改尝不然但代たしでけ대하없않어])"
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
-    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|대신|(?<![가-힣])하지만"
+    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
+    r"|(?<![가-힣])하지만"
     r"|(?:없|않|어렵)지만)",
     re.I,
+)
+
+# An offer of lesser help after a pivot ("let me know where you're stuck and I'll give you a
+# hint", 我可以帮你列提纲, ヒントならお伝えできます, 개요 작성은 도와드릴게요): the task is still declined.
+# Generic "I can / 드릴게요" is left out: it also announces the content that follows.
+_OFFER = re.compile(
+    r"\b(?:hints?|outline|feedback|brainstorm\w*|review\s+(?:a|your)\s+draft|walk\s+you\s+through|which\s+step"
+    r"|if\s+you(?:'d)?\s+like|let\s+me\s+know|explain\s+the\s+(?:approach|concept|steps?|method))\b"
+    r"|提纲|大纲|思路|讲解|提示|梳理|如果你(?:愿意|需要|想)|说说你"
+    r"|ヒント|構成|考え方|(?:なら|でしたら)(?:お手伝い|お伝え)|教えてください"
+    r"|힌트|개요|방법을\s*설명|(?:알려|말씀해)\s*주시면|원하시면",
+    re.I,
+)
+# Text after a pivot shorter than this (CJK characters weigh double) and offering help is an
+# offer, not the requested content.
+_OFFER_MAX = 220
+# Text before an AI disclaimer this long (same weighting) is an answer the disclaimer qualifies.
+_CONTENT_BEFORE = 150
+
+# A refusal inside a requested piece speaks about the request itself, not the piece's subject:
+# "I can't help with that request", 我不能帮助撰写这类信件, そのようなメールの作成, 그런 문자는 작성해.
+_ABOUT_REQUEST = re.compile(
+    r"\b(?:help|assist)\s+(?:you\s+)?(?:with\s+)?(?:that|this|it|such)\b|\b(?:your|this|that|such\s+an?)\s+request\b"
+    r"|\b(?:writ|draft|compos|creat|produc|generat|craft)\w*[^.!?\n]{0,40}?"
+    r"\b(?:letters?|e-?mails?|notes?|messages?|texts?|posts?|documents?|repl(?:y|ies))\b"
+    r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
+    r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
+    r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
+    r"|(?:メール|手紙|文面|文章|メッセージ)の?(?:作成|執筆)"
+    r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
+    r"|(?:문자|메일|편지|메시지)\S*\s*(?:작성|써)",
+    re.I,
+)
+_ABOUT_REACH = 60
+
+# Quoted wording is someone else's voice (a line the user may say, a cited message): blanked,
+# offsets kept. Inner apostrophes between letters ("can't") do not close a single quote.
+_QUOTED = re.compile(
+    r'"[^"\n]{8,400}"|\u201c[^\u201d]{8,400}\u201d|\u300c[^\u300d]{4,400}\u300d|\u300e[^\u300f]{4,400}\u300f'
+    r"|(?<![A-Za-z])'(?:[^'\n]|(?<=[A-Za-z])'(?=[A-Za-z])){8,400}'(?![A-Za-z])"
 )
 
 # In agent rows a denial that cites the operator's policy or redirects the user is the task
@@ -152,11 +257,12 @@ _POLICY_REASON = re.compile(
 
 # Cheap substring screen: a window without any of these cannot match a family above.
 _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "not going to", "declin", "refus",
+                "rather not", "don't have", "do not have", "don't make", "do not make", "don't form", "have no",
                 "not allowed",
                 "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
-                 "违反", "不当", "不合适", "超出", "不可能",
+                 "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到",
                  "できません", "かねます", "お断り", "辞退", "없", "어렵", "불가", "거절", "거부")
 
 
@@ -203,8 +309,77 @@ def _ethical_decline(window: str) -> re.Match[str] | None:
     for m in _DECLINE.finditer(window, 0, _DECLINE_HEAD + 40):
         if m.start() > _DECLINE_HEAD:
             break
-        if _ETHICS.search(window, max(0, m.start() - _ETHICS_REACH), m.end() + _ETHICS_REACH):
+        if _GROUNDS.search(window, max(0, m.start() - _ETHICS_REACH), m.end() + _ETHICS_REACH):
             return m
+    return None
+
+
+def _weight(text: str) -> int:
+    # A CJK character carries about as much as two Latin ones.
+    return len(text) + cjk_count(text)
+
+
+def _mask_quotes(window: str) -> str:
+    if '"' not in window and "'" not in window and window.isascii():
+        return window
+    return _QUOTED.sub(lambda m: " " * len(m.group(0)), window)
+
+
+def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
+    # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
+    # again, as an AI I cannot really feel this"): for it a pivot anywhere counts.
+    pivot = _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start())
+    if pivot is None:
+        return False
+    rest = window[pivot.end():]
+    # Only content cancels: a short offer of lesser help after the pivot still declines.
+    return _weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
+
+
+def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
+    # An AI disclaimer after substantive content states a limit of the answer given ("As an AI I
+    # cannot know your exact needs"); an apology that the task cannot be done, even at the end,
+    # says it was not done, so only the disclaimer is exempted.
+    return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
+
+
+def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
+    """The kind and match of the first refusal in ``window`` (quotes already blanked), or None."""
+    low = window.lower()
+    if not _may_refuse(window, low):
+        return None
+    hard = _hard_match(window, low)
+    if hard is not None:
+        return "policy", hard
+    decline = _ethical_decline(window)
+    if decline is not None:
+        return "ethical_decline", decline
+    soft = _soft_match(window, low)
+    if soft is None or _qualifies_answer(window, soft):
+        return None
+    if _pivot_cancels(window, soft):
+        return None
+    if agent and _POLICY_REASON.search(window):
+        return None
+    return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
+
+
+def _piece_finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
+    """A refusal in a reply that should be the requested piece: in the piece itself only one
+    that speaks about the request ("I can't help write such letters") or an AI disclaimer counts;
+    the piece's own "I won't be able to come" is its content. Text before a salutation or subject
+    line speaks to the user and is judged as any reply."""
+    start = letter_start(window)
+    if start:  # 0 or None: the reply opens with the piece, nothing speaks to the user first
+        found = _finding(window[:start], agent)
+        if found is not None:
+            return found
+    found = _finding(window, agent)
+    if found is None:
+        return None
+    kind, m = found
+    if kind == "ai_disclaimer" or _ABOUT_REQUEST.search(window, max(0, m.start() - 20), m.end() + _ABOUT_REACH):
+        return found
     return None
 
 
@@ -212,37 +387,28 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
                      composition: bool = False) -> Evidence | None:
     """Evidence that the first ``check_window`` chars (think blocks removed) refuse the task, or None.
 
-    ``composition``: the user asked for a letter or message; refusal words inside the written
-    piece ("I'm sorry, I cannot attend") belong to it, so only the text before its subject or
-    salutation line is judged.
+    ``composition``: the user asked for words to send to someone (a letter, a reply, a few
+    lines); the reply is taken as that piece, whose own refusal words ("I'm sorry, I cannot
+    attend") are content: only an opening before its subject or salutation line, or a refusal
+    about the request itself, counts.
     """
     if check_window <= 0 or not text:
         return None
     if "<" in text:
         text = THINK_BLOCK_RE.sub("", text)
     window = text.strip()[:check_window].replace("\u2019", "'")
-    if composition:
-        start = letter_start(window)
-        if start is not None:
-            window = window[:start]
-    low = window.lower()
-    if not _may_refuse(window, low):
+    if not _may_refuse(window, window.lower()):
+        return None  # most replies: no refusal word at all, so no quote masking either
+    masked = _mask_quotes(window)
+    found = _piece_finding(masked, agent) if composition else _finding(masked, agent)
+    if found is None:
         return None
-    hard = _hard_match(window, low)
-    if hard is not None:
-        return _evidence("policy", window, hard)
-    decline = _ethical_decline(window)
-    if decline is not None:
-        ground = _ETHICS.search(window)
-        return {**_evidence("ethical_decline", window, decline), "ground": ground.group(0) if ground else None}
-    soft = _soft_match(window, low)
-    # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
-    # again, as an AI I cannot really feel this"): for it a pivot anywhere cancels.
-    if soft is None or _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start()):
-        return None
-    if agent and _POLICY_REASON.search(window):
-        return None
-    return _evidence("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal", window, soft)
+    kind, m = found
+    if kind == "ethical_decline":
+        # The ethics word when one is said, else the graded work declined.
+        ground = _ETHICS.search(masked) or _GROUNDS.search(masked)
+        return {**_evidence(kind, window, m), "ground": ground.group(0) if ground else None}
+    return _evidence(kind, window, m)
 
 
 #: The findings the agent policy exemption can cancel.
@@ -256,6 +422,11 @@ def _evidence(kind: str, window: str, m: re.Match[str]) -> Evidence:
 def is_refusal(text: str, *, check_window: int = 600, agent: bool = False, composition: bool = False) -> bool:
     """True if the first ``check_window`` chars (think blocks removed) refuse the task."""
     return refusal_evidence(text, check_window=check_window, agent=agent, composition=composition) is not None
+
+
+def _asks_for_words(user: str) -> bool:
+    # A piece named ("write an email") or words for someone asked by intent ("help me say no").
+    return asks_for_composition(user) or asks_for_words_to_someone(user)
 
 
 class RefuseParams(StepParams):
@@ -319,7 +490,7 @@ class RefuseFilter(ParamStep[RefuseParams]):
             for part, text in parts:
                 found = self._evidence(text, messages, is_agent)
                 # Only a reply that refuses asks whether a letter was requested (most never do).
-                if found is not None and asks_for_composition(message_text(user)[:_REQUEST_CHARS]):
+                if found is not None and _asks_for_words(message_text(user)[:_REQUEST_CHARS]):
                     found = self._evidence(text, messages, is_agent, composition=True)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["asks_for_brevity", "asks_for_composition", "asks_for_fiction", "asks_for_repetition", "closed_question",
-           "letter_start"]
+__all__ = [
+    "asks_for_brevity",
+    "asks_for_composition",
+    "asks_for_fiction",
+    "asks_for_repetition",
+    "asks_for_words_to_someone",
+    "closed_question",
+    "letter_start",
+]
 
 _I = re.I
 
@@ -113,3 +120,29 @@ def letter_start(text: str) -> int | None:
     """Offset of the first subject or salutation line of a written piece in ``text``, or None."""
     m = _LETTER_START.search(text)
     return m.start() if m else None
+
+
+# Words for someone else, asked for by intent rather than by naming the piece: "help me say no to
+# my manager", 给导师写几句话, 断る連絡文, 뭐라고 답해야. Things a program writes to (a file, a
+# server) are no addressee.
+_ADDRESSED = re.compile(
+    r"\bhelp\s+me\s+(?:say|tell|reply|respond|answer|word|phrase|turn\s+down|decline|apologi[sz]e)\b"
+    r"|\bwhat\s+(?:should|do|can|could)\s+I\s+(?:say|tell|write|reply|text|answer)\b"
+    r"|\bhow\s+(?:should|do|can|could)\s+I\s+(?:say|tell|word|phrase|reply|respond|answer)\b"
+    r"|\b(?:say|reply|respond|write|apologi[sz]e|explain|send\s+(?:a\s+)?(?:note|word))\b[^.?!\n]{0,20}?\bto\s+(?:my|our|his|her|their)\s+"
+    r"(?!(?:file|disk|database|db|table|server|stdout|stderr|log|console|buffer|socket|api|cache|bucket|folder|repo)s?\b)\w+"
+    r"|\btell\s+(?:my|our|his|her|their)\s+(?!(?:code|program|script|app|model)\b)\w+"
+    r"|(?:给|跟|对|向)[^，。,！？\s]{1,10}?(?:写|说|回复|回)|(?:回复|回)(?:他|她|他们|她们|对方)的?话|几句话|一段话"
+    r"|怎么(?:回复|回绝|拒绝|跟|和|对)|(?:帮我|替我)(?:回复|回绝|婉拒|转告|措辞)"
+    r"|連絡(?:文|メール)|文面|返信|返事|断り(?:の)?(?:文|メール|連絡|方)|伝え方|言い方"
+    r"|(?:에게|한테|께)\s*(?:보낼|전할|답할|보내는)|(?:보낼|전할|답할)\s*(?:말|문자|메시지|글|답)|답장|(?:뭐|어떻게)\s*(?:라고\s*)?(?:말|답|대답)해야",
+    _I,
+)
+
+
+def asks_for_words_to_someone(user: str) -> bool:
+    """True when the user asks for words to say or send to another person (a reply, a few lines, a text).
+
+    Unlike ``asks_for_composition`` no noun for the piece is needed: the intent is enough.
+    """
+    return bool(_ADDRESSED.search(user))

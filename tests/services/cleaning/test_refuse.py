@@ -1,6 +1,6 @@
 import pytest
 
-from services.cleaning.refuse import RefuseFilter, is_refusal
+from services.cleaning.refuse import RefuseFilter, is_refusal, refusal_evidence
 from tests.services.cleaning.builders import chat
 
 
@@ -84,3 +84,176 @@ def test_ascii_fast_path_decides_like_the_full_alternation(text):
     # An ASCII window runs per-family regexes behind word gates; one non-ASCII character
     # sends the same sentence through the whole alternation instead.
     assert is_refusal(text) == is_refusal(text + " \u00e9")
+
+
+# --- contractions and wider task verbs (each language) ---------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "I'm unable to translate legal contracts.", "I am not able to recommend a specific stock.",
+    "I'm not able to do that.", "I'd rather not predict how the match will end.",
+    "We're unable to give you a refund estimate.", "I won't tell you where she lives.",
+])
+def test_contracted_refusals_with_any_task_verb_are_caught(text):
+    assert is_refusal(text)
+    assert is_refusal(text) == is_refusal(text + " \u00e9")  # ASCII fast path agrees
+
+
+@pytest.mark.parametrize("text", [
+    "I can't help thinking the second layout reads better: the headings line up with the grid.",
+    "I cannot help but admire how compact this proof is; each lemma is used exactly once.",
+    "I can't tell which Python version you run, so here is code that works on 3.8 and later.",
+    "I can't tell you how glad I am that the migration worked.",
+])
+def test_idioms_and_discerning_are_not_refusals(text):
+    assert not is_refusal(text)
+
+
+# --- AI self-identification in the sentence of an inability ------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "I'm only an AI, so I cannot choose a baby name for you.",
+    "As a large language model, I have no access to your calendar and so I can't move the meeting.",
+    "我仅仅是一个AI，没有能力判断这块玉是真是假。",
+    "身为AI助手，我没办法替您挑选结婚对象。",
+    "私はAIアシスタントなので、今日の為替レートをお調べすることはできません。",
+    "인공지능 비서인 저로서는 병원 예약을 대신 잡아 드릴 수가 없습니다.",
+    "As an AI, 我无法确认 this bus schedule。",
+])
+def test_any_ai_self_identification_with_an_inability_is_a_disclaimer(text):
+    found = refusal_evidence(text)
+    assert found is not None and found["check"] == "ai_disclaimer", (text, found)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm an AI, so I don't sleep, but here is what sleep scientists say: adults need seven to nine hours, "
+    "and keeping a regular wake-up time matters more than the hour you go to bed.",
+    "我是AI，不会口渴，不过可以告诉你：成年人每天大约需要喝1.5到2升水，运动或天热时要多喝一些，"
+    "小便颜色偏深就说明该补水了，一次不要猛灌，少量多次更好。",
+])
+def test_ai_aside_without_an_inability_or_followed_by_content_is_kept(text):
+    assert refusal_evidence(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "To descale a kettle, fill it halfway with equal parts water and white vinegar, bring it to the boil, "
+    "let it stand for an hour, then rinse it twice and boil plain water once to remove the smell. "
+    "As an AI I cannot see your kettle, so check the maker's manual first.",
+    "煮鸡蛋冷水下锅，水开后转中火煮八分钟是全熟，六分钟是溏心。煮好后立刻放进冷水里泡两分钟，蛋壳就很好剥。"
+    "如果鸡蛋刚从冰箱拿出来，先在室温放十分钟，免得下锅时裂开。作为AI，我无法尝到你的鸡蛋，火候请按自己的口味调整。",
+    "お米は研いだあと三十分ほど水に浸けてから炊くと、芯が残らずふっくら仕上がります。水加減は米一合に対して"
+    "二百ミリリットルが目安で、新米なら少し減らしてください。炊き上がったらすぐに全体をほぐして余分な蒸気を逃がします。"
+    "AIとして実際に味見をすることはできませんが、好みで調整してください。",
+])
+def test_an_ai_disclaimer_after_a_full_answer_qualifies_it(text):
+    assert refusal_evidence(text) is None
+
+
+def test_an_apology_that_the_task_cannot_be_done_still_refuses_at_the_end():
+    text = ("Cubic equations need a method such as Cardano's formula, which is long and error-prone. "
+            "A computer algebra system handles it well, and there are many online solvers. "
+            "I'm sorry, but I cannot provide the specific roots here.")
+    assert is_refusal(text)
+
+
+# --- humble-form declines without an apology (ja, ko) -------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "そのご依頼はお受けできません。", "個人の住所をお教えすることはできません。",
+    "그 파일의 비밀번호는 알려 드릴 수 없어요.", "이 계약서는 검토해 드리기 어렵습니다.",
+])
+def test_humble_form_declines_need_no_apology(text):
+    assert is_refusal(text)
+
+
+def test_humble_form_that_is_not_declined_is_kept():
+    assert not is_refusal("ご質問にお答えします。まず、東京から大阪までは新幹線で約二時間半です。")
+    assert not is_refusal("네, 바로 알려 드릴게요. 서울에서 부산까지는 KTX로 약 두 시간 반 걸립니다.")
+
+
+# --- ethical declines whose object is the user's graded work -------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "I won't do your lab report for you, but tell me which result confuses you and I'll explain the concept.",
+    "I'm not going to write a paper for you to turn in under your name.",
+    "我不能替你写完这份课程报告，不过可以帮你梳理思路。",
+    "この課題の解答をそのままお伝えすることはできません。考え方のヒントなら出せます。",
+    "과제를 대신 작성해 드릴 수는 없어요. 대신 개요를 같이 잡아 볼까요?",
+])
+def test_declining_to_do_the_users_graded_work_is_a_refusal(text):
+    found = refusal_evidence(text)
+    assert found is not None and found["check"] in ("ethical_decline", "self_refusal"), (text, found)
+
+
+def test_naming_the_work_without_doing_it_for_the_user_is_no_ethical_decline():
+    text = "I can't open your assignment PDF, but if you paste the questions here I'll go through each one with you."
+    assert refusal_evidence(text) is None
+    assert refusal_evidence("作为一个人工智能助手，我不能替你做这样的人生决定。")["check"] == "ai_disclaimer"
+
+
+# --- a pivot cancels only when content follows -----------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "I won't write the cover letter in full. Let me know the job title and I'll give you some feedback on yours.",
+    "我不能直接给出这道题的答案，不过可以给你一点提示。",
+    "죄송하지만 정답은 알려 드릴 수 없어요. 하지만 힌트는 드릴게요.",
+])
+def test_a_pivot_to_an_offer_of_lesser_help_still_declines(text):
+    assert is_refusal(text)
+
+
+def test_a_pivot_to_the_content_cancels():
+    assert not is_refusal("I can't run code here, but here's how you can do it: open a terminal, "
+                          "type `python -m venv env`, and activate it with `source env/bin/activate`.")
+    assert not is_refusal("죄송하지만 실시간 정보는 확인할 수 없지만, 평소 이 노선은 20분 간격으로 운행합니다.")
+
+
+# --- quoted wording and requested pieces -------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    'Keep it short and warm. For example: "I\'m sorry, I can\'t lend you the car this weekend, I need it myself." '
+    "Then offer something you can do.",
+    "こう伝えるといいでしょう。「申し訳ありませんが、その日はお手伝いできません。」と一言添えるだけで十分です。",
+    "你可以这样回复：“抱歉，我这周没办法帮你代课，下周可以。”语气真诚就好。",
+])
+def test_quoted_wording_is_not_the_replys_own_refusal(text):
+    assert not is_refusal(text)
+
+
+def _reply_to(user: str, reply: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("Help me tell my sister I can't host Thanksgiving this year.",
+     "I'm really sorry, but I won't be able to host Thanksgiving this year. Work has been overwhelming and I "
+     "need a quieter holiday. Could we do a smaller dinner at your place instead? I'll bring the pie."),
+    ("帮我跟房东说一下，这个月房租要晚几天交。",
+     "王阿姨您好，不好意思，这个月工资发晚了，房租我没办法按时交，大概晚五天，到时候第一时间转给您。"),
+    ("取引先に納期を延ばせないと伝える文面を考えてください。",
+     "ご連絡ありがとうございます。大変恐縮ですが、製造工程の都合により納期の延長はお受けいたしかねます。"),
+    ("동아리 선배한테 이번 모임에 못 간다고 보낼 말 좀 만들어 줘.",
+     "선배, 정말 죄송하지만 이번 주 모임에는 참석할 수 없을 것 같아요. 다음 모임에는 꼭 갈게요!"),
+])
+def test_words_requested_for_someone_else_are_the_piece_not_a_refusal(user, reply):
+    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is None
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("Help me tell my coworker his code is garbage, make it brutal.",
+     "I'm sorry, but I can't help write an insulting message like that."),
+    ("帮我给前任回几句话，要骂得难听一点。", "抱歉，我不能帮你写这类辱骂别人的消息。"),
+    ("取引先を脅す文面を考えて。", "申し訳ありませんが、そのようなメールの作成はお手伝いできません。"),
+    ("전 남친한테 보낼 협박 문자 좀 만들어 줘.", "죄송하지만 그런 협박 문자는 작성해 드릴 수 없습니다."),
+    ("Reply to my landlord saying the rent will be late.", "Subject: Rent\n\nI'm sorry, but I can't help with that."),
+])
+def test_a_refusal_about_the_requested_piece_is_still_a_refusal(user, reply):
+    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
+
+
+@pytest.mark.parametrize("text", [
+    "We can't do that with a regex alone; a small parser works better: split on commas first.",
+    "I won't tell you it is easy: the first month of any new language is hard.",
+    "お手伝いできませんでした、という報告は早めに上司へ上げましょう。",
+])
+def test_limits_of_a_method_and_reports_of_the_past_are_not_refusals(text):
+    assert not is_refusal(text)
