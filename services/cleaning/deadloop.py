@@ -96,7 +96,11 @@ _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
 # Sentence ends in every script, and line breaks; the terminator stays out of the unit.
 _UNIT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")
-_MAX_CATEGORIES = 4  # an answer key's values: true/false, yes/no, A-D
+# The values of an answer key (single letters are never counted as items, so A-E are not listed).
+_ANSWER_VALUES = frozenset({
+    "true", "false", "yes", "no", "correct", "incorrect", "right", "wrong", "对", "错", "是", "否", "正确", "错误",
+    "对的", "错的", "はい", "いいえ", "正しい", "誤り", "○", "×", "예", "아니요", "아니오", "네", "맞음", "틀림",
+})
 _MAX_BLOCK_LINES = 6  # a repeated block of up to this many sentences or lines
 # A list marker or numbered label: "- ", "3. ", "Step 3:", "Q12:", "問3：", "第3步：" (not a number or a
 # time of day: "1.5 kg" and "10:30" keep their digits).
@@ -222,12 +226,14 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
 
 
 def _categorical(counts: dict[str, int], item: str, k: int) -> bool:
-    """True when the list draws on a few short values, several used again and again: an answer key
-    (true, false, true, ...) or labels, not one item stuck on repeat."""
-    if len(counts) > _MAX_CATEGORIES or len(item.split()) > 2 or (not item.isascii() and len(item) > 4):
+    """True when the list is answers from a closed set (true/false, yes/no, 对/错, はい/いいえ, 예/아니요,
+    A-E) with more than one of them used: an answer key, not one item stuck on repeat. A header or
+    a closing line may stand beside the answers."""
+    if item not in _ANSWER_VALUES:
         return False
-    runner_up = max((n for other, n in counts.items() if other != item), default=0)
-    return runner_up >= max(3, k / 5)
+    others = sum(n for value, n in counts.items() if value not in _ANSWER_VALUES)
+    runner_up = max((n for value, n in counts.items() if value != item and value in _ANSWER_VALUES), default=0)
+    return others <= 2 and runner_up >= max(2, k / 10)
 
 
 def ngram_repetition(text: str, *, n: int = 8, min_words: int = 30) -> float:
