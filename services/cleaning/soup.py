@@ -104,6 +104,8 @@ class SoupParams(StepParams):
     expressive_run_length: int = Field(200, ge=20, description="Run length for laughter/!?! runs.")
     prose_run_length: int = Field(50, ge=20, description="Run length in prose that goes on after the run.")
     code_run_length: int = Field(200, ge=20, description="Run length inside code or quotations.")
+    layout_line_length: int = Field(
+        100, ge=20, description="Longest layout/exempt/expressive run that may end the text (a rule line).")
     script_salad: bool = Field(True, description="Drop multilingual word salad (3+ scripts switching word by word).")
     scan_reasoning: bool = Field(True, description="Also scan reasoning_content/thinking.")
 
@@ -125,28 +127,121 @@ def _in_spans(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
 
+# Closed code fences: a run inside one is program text (a 256-char test literal), not output.
+_FENCE_RE = re.compile(r"```.*?```", re.S)
+# Leaked chat-template role markers: a turn boundary followed by a role name (or a role token
+# of its own) means the model went on to write the next turn itself.
+_ROLE_LEAK_RE = re.compile(
+    r"<\|(?:im_start|start_header_id)\|>\s*(?:user|assistant|system|tool|human)\b"
+    r"|<\|(?:user|assistant|system|human)\|>|<start_of_turn>\s*(?:user|model)\b"
+    r"|<\|im_end\|>\s*\n?\s*(?:user|assistant|human)\s*[:\n]",
+    re.I,
+)
+
+
+def _is_layout(text: str, start: int, end: int) -> bool:
+    """True when a run of one symbol or punctuation character lays the text out.
+
+    Layout is a run that fills its own line (a rule, a title underline, an ASCII-art frame, a
+    printed separator) or a leader between text and a number (a table of contents). Letter
+    runs never are: glued to a word they are a stuck generation.
+    """
+    if unicodedata.category(text[start])[0] not in "SP":
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    before, after = text[line_start:start], text[end:line_end]
+    if not before.strip() and not after.strip():
+        return True
+    # A leader: text on its left, a page or item number closing the line on its right.
+    return bool(before.strip()) and after.strip().isdigit()
+
+
+def _tail_run(text: str) -> tuple[str, int]:
+    """The unit (one to four characters) repeated at the very end of ``text`` and the run's length."""
+    best, best_n = "", 0
+    for period in range(1, 5):
+        unit = text[-period:]
+        # A unit with a space is a repeated word, which DeadLoopFilter judges; a loop glued
+        # inside one word (니다니다…) is a stuck generation.
+        if len(unit) < period or any(c.isspace() for c in unit):
+            break
+        n = period
+        while text.endswith(unit, 0, len(text) - n):
+            n += period
+        if n >= 4 * period and n > best_n:
+            best, best_n = unit, n
+    return best, best_n
+
+
+def _tail_check(text: str, p: SoupParams) -> Evidence | None:
+    """A degenerate tail: one to four characters repeated until the text stops.
+
+    A stuck generation ends on its loop, whatever the character: digits (0000…), a sign
+    (=====…), a laugh (哈哈哈…) or a syllable pair (니다니다…). Letters glued to a word count
+    from 20 characters; layout, exempt and expressive characters only beyond a layout line,
+    since a closing rule or a laugh of that length is written on purpose.
+    """
+    unit, n = _tail_run(text)
+    if not n:
+        return None
+    lettered = any(unicodedata.category(c)[0] == "L" for c in unit)
+    expressive = all(c in _EXPRESSIVE for c in unit)
+    start = len(text) - n
+    layout = len(unit) == 1 and _is_layout(text, start, len(text))
+    limit = 20 if lettered and not expressive and not layout else p.layout_line_length + 1
+    if n < limit or _in_spans([m.span() for m in _FENCE_RE.finditer(text)], start, len(text)):
+        return None
+    return {"check": "char_run", "char": unit, "run_length": n, "offset": start, "quoted": False,
+            "at_end": True, "window": _around(text, start, len(text))}
+
+
 def _run_check(text: str, p: SoupParams) -> Evidence | None:
     """The first run of one character that is garbage, with its evidence.
 
     A run that ends the text (a generation stuck until its limit) counts from 20 characters;
     a run that prose goes on after counts from ``prose_run_length``; a run inside code or a
-    quotation (``"x" * 30``, a ReDoS input, a padding example) only from ``code_run_length``.
+    quotation (``"x" * 30``, a ReDoS input, a padding example) only from ``code_run_length``;
+    a run inside a closed code fence or one that lays the text out never (``_is_layout``).
+    A run of exempt or expressive characters only counts at the end of the text (``_tail_check``).
     """
+    tail = _tail_check(text.rstrip(), p)
+    if tail is not None:
+        return tail
     if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most runs out
         return None
     spans: list[tuple[int, int]] | None = None
+    fences: list[tuple[int, int]] | None = None
     for m in _RUN_RE.finditer(text):
         n = len(m.group(0))
         if m.group(1) in _EXPRESSIVE and n < p.expressive_run_length:
             continue
-        tail = _TAIL_RE.fullmatch(text, m.end()) is not None
+        if _is_layout(text, m.start(), m.end()):
+            continue
+        if fences is None:
+            fences = [x.span() for x in _FENCE_RE.finditer(text)]
+        if _in_spans(fences, m.start(), m.end()):
+            continue
+        at_end = _TAIL_RE.fullmatch(text, m.end()) is not None
         if spans is None:
-            spans = [x.span() for x in _QUOTED_RE.finditer(text)] if n < p.code_run_length else []
+            spans = [x.span() for x in _QUOTED_RE.finditer(text)]
         quoted = _in_spans(spans, m.start(), m.end())
-        limit = p.code_run_length if quoted else (20 if tail else p.prose_run_length)
+        limit = p.code_run_length if quoted else (20 if at_end else p.prose_run_length)
         if n >= limit:
             return {"check": "char_run", "char": m.group(1), "run_length": n, "offset": m.start(),
-                    "quoted": quoted, "at_end": tail, "window": _around(text, m.start(), m.end())}
+                    "quoted": quoted, "at_end": at_end, "window": _around(text, m.start(), m.end())}
+    return None
+
+
+def _role_leak(text: str) -> Evidence | None:
+    """A chat-template turn boundary with a role name outside code or quotes, whatever the count."""
+    if "<" not in text:
+        return None
+    for m in _ROLE_LEAK_RE.finditer(text):
+        if not _in_spans([x.span() for x in _QUOTED_RE.finditer(text)], m.start(), m.end()):
+            return {"check": "template_leak", "token": m.group(0).strip(), "offset": m.start(),
+                    "window": _around(text, m.start(), m.end())}
     return None
 
 
@@ -172,6 +267,9 @@ def soup_check(text: str, p: SoupParams) -> Evidence | None:
         first = _SPECIAL_RE.search(text)
         return {"check": "special_tokens", "count": len(tokens), "tokens": sorted(set(tokens))[:5],
                 "window": _around(text, first.start(), first.end()) if first else ""}
+    leak = _role_leak(text)
+    if leak is not None:
+        return leak
     run = _run_check(text, p)
     if run is not None:
         return run
