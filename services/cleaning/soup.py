@@ -8,6 +8,7 @@ and the tail are checked; reasoning text is scanned too.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from typing import Any
@@ -17,10 +18,10 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.text import message_text
+from services.cleaning.text import cjk_count, message_text
 
-__all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "script_chaos", "script_salad", "scripts_of", "soup_check",
-           "soup_reason"]
+__all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
+           "soup_check", "soup_reason"]
 
 Evidence = dict[str, Any]
 
@@ -107,6 +108,7 @@ class SoupParams(StepParams):
     layout_line_length: int = Field(
         100, ge=20, description="Longest layout/exempt/expressive run that may end the text (a rule line).")
     script_salad: bool = Field(True, description="Drop multilingual word salad (3+ scripts switching word by word).")
+    mojibake: bool = Field(True, description="Drop UTF-8 text decoded as cp1252/latin-1 (è¥¿æ¹– for 西湖).")
     scan_reasoning: bool = Field(True, description="Also scan reasoning_content/thinking.")
 
 
@@ -276,9 +278,9 @@ def soup_check(text: str, p: SoupParams) -> Evidence | None:
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
-    if p.script_salad:
-        return script_salad(text)
-    return None
+    if p.script_salad and (salad := script_salad(text)) is not None:
+        return salad
+    return mojibake(text) if p.mojibake else None
 
 
 def soup_reason(text: str, p: SoupParams) -> str | None:
@@ -374,6 +376,39 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
         return None
     return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts), "switches": switches,
             "salad_share": round(salad_letters / len(buckets), 3), "window": first}
+
+
+# UTF-8 read as cp1252 (or latin-1): each byte of a multi-byte character became one Latin-1 or
+# cp1252 character (西 -> è¥¿). Such text sits in the Latin bucket, so script checks miss it.
+_CP1252_BYTE: dict[str, int] = {}
+for _b in range(0x80, 0x100):
+    # Five bytes cp1252 leaves undefined; latin-1 maps them (and all others) to U+0080-U+00FF.
+    with contextlib.suppress(UnicodeDecodeError):
+        _CP1252_BYTE[bytes([_b]).decode("cp1252")] = _b
+    _CP1252_BYTE.setdefault(chr(_b), _b)
+_MOJIBAKE_RUN_RE = re.compile("[" + "".join(re.escape(c) for c in _CP1252_BYTE) + "]{2,}")
+_MOJIBAKE_MIN_CJK = 8
+
+
+def mojibake(text: str) -> Evidence | None:
+    """Evidence of UTF-8 text decoded as cp1252/latin-1: re-encoded, it decodes to mostly CJK.
+
+    Accented Latin text re-encoded this way is not valid UTF-8 (an accent is followed by ASCII,
+    not by continuation bytes), so it decodes to replacement characters and no CJK. Bytes that
+    cp1252 could not show are often lost (most kana have one), so the share of CJK is taken
+    over the characters that did decode.
+    """
+    if text.isascii():
+        return None
+    runs = [m for m in _MOJIBAKE_RUN_RE.finditer(text) if len(m.group(0)) >= 3]
+    if not runs:
+        return None
+    repaired = "".join(bytes(_CP1252_BYTE[c] for c in m.group(0)).decode("utf-8", "replace") for m in runs)
+    cjk = cjk_count(repaired)
+    if cjk < _MOJIBAKE_MIN_CJK or cjk < 0.5 * (len(repaired) - repaired.count("\ufffd")):
+        return None
+    return {"check": "mojibake", "cjk_recovered": cjk, "repaired": repaired[:60],
+            "window": _around(text, runs[0].start(), runs[0].end())}
 
 
 # Bytes that are not ASCII letters or digits; deleting them leaves only those (a C-speed count).

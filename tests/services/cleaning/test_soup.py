@@ -116,3 +116,22 @@ def test_a_leaked_turn_boundary_with_a_role_is_dropped_at_any_count(text):
 
 def test_a_turn_boundary_quoted_as_an_example_is_kept():
     assert soup_reason("ChatML opens a user turn with `<|im_start|>user` and closes it with `<|im_end|>`.", P) is None
+
+
+@pytest.mark.parametrize("source", [
+    "长江是中国最长的河流，全长约六千三百公里，流经十一个省区市。",
+    "京都には千年以上の歴史を持つ寺院や神社がたくさんあります。",
+    "서울은 대한민국의 수도이며 한강이 도시를 가로질러 흐릅니다.",
+])
+@pytest.mark.parametrize("codec", ["cp1252", "latin-1"])
+def test_utf8_read_as_a_western_codec_is_mojibake(source, codec):
+    garbled = source.encode("utf-8").decode(codec, errors="ignore")
+    found = TokenSoupFilter().find_soup([{"role": "assistant", "content": garbled}])
+    assert found is not None and found["check"] == "mojibake"
+
+
+def test_accented_latin_text_is_not_mojibake():
+    for text in ("Le garçon a mangé une crème brûlée à côté du château — très élégant, déjà vu.",
+                 "Größere Übungen für Schüler: Maßnahmen, Fußgänger, Äpfel und Öl.",
+                 "Preço: €12,50 · São Paulo, Bogotá, Kraków; «naïve» façade ½ ¾ ©®™"):
+        assert soup_reason(text, P) is None
