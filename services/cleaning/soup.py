@@ -206,13 +206,14 @@ def _run_check(text: str, p: SoupParams) -> Evidence | None:
     a run that prose goes on after counts from ``prose_run_length``; a run inside code or a
     quotation (``"x" * 30``, a ReDoS input, a padding example) only from ``code_run_length``;
     a run inside a closed code fence or one that lays the text out never (``_is_layout``).
-    A run of exempt or expressive characters only counts at the end of the text (``_tail_check``).
+    A run of exempt or expressive characters only counts at the end of the text (``_tail_check``);
+    a unit of two to four letters repeated inside a word follows the same limits (``_loop_check``).
     """
     tail = _tail_check(text.rstrip(), p)
     if tail is not None:
         return tail
-    if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most runs out
-        return None
+    if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most single-char runs out
+        return _loop_check(text, p)
     spans: list[tuple[int, int]] | None = None
     fences: list[tuple[int, int]] | None = None
     for m in _RUN_RE.finditer(text):
@@ -233,6 +234,43 @@ def _run_check(text: str, p: SoupParams) -> Evidence | None:
         if n >= limit:
             return {"check": "char_run", "char": m.group(1), "run_length": n, "offset": m.start(),
                     "quoted": quoted, "at_end": at_end, "window": _around(text, m.start(), m.end())}
+    return _loop_check(text, p)
+
+
+# A unit of two to four letters repeated inside one word (니다니다…, tiontiontion…): the same
+# limits as a run of one character. Twelve repeats at least, since prose needs 50 characters.
+_LOOP_RE = re.compile(r"([^\W\d_]{2,4}?)\1{11,}")
+# Laughter written in syllables is expressive, like 哈哈哈 and ㅋㅋㅋ.
+_LAUGH_UNITS = frozenset({"ha", "he", "hi", "ho", "ah", "ja", "je", "ji", "ka", "lol", "xa", "hah", "heh"})
+
+
+# Every period from 1 to 4 divides 12, so in every 12th character a loop is a run of one letter:
+# a loop of 48+ characters leaves 4 equal ones there. A C-speed screen over a twelfth of the
+# text, since _LOOP_RE's backreference is slow over long text.
+_LOOP_STEP = 12
+_LOOP_SCREEN_RE = re.compile(r"([^\W\d_])\1{3}")
+
+
+def _loop_check(text: str, p: SoupParams) -> Evidence | None:
+    if min(p.prose_run_length, p.code_run_length) >= 4 * _LOOP_STEP and \
+            not _LOOP_SCREEN_RE.search(text[::_LOOP_STEP]):
+        return None
+    spans: list[tuple[int, int]] | None = None
+    for m in _LOOP_RE.finditer(text):
+        unit, n = m.group(1), len(m.group(0))
+        if len(set(unit)) == 1:
+            continue  # a run of one character, judged above
+        laugh = unit.lower() in _LAUGH_UNITS or all(c in _EXPRESSIVE for c in unit)
+        if laugh and n < p.expressive_run_length:
+            continue
+        if spans is None:
+            spans = [x.span() for x in _QUOTED_RE.finditer(text)]
+        if _in_spans([x.span() for x in _FENCE_RE.finditer(text)], m.start(), m.end()):
+            continue
+        quoted = _in_spans(spans, m.start(), m.end())
+        if n >= (p.code_run_length if quoted else p.prose_run_length):
+            return {"check": "char_run", "char": unit, "run_length": n, "offset": m.start(), "quoted": quoted,
+                    "at_end": False, "window": _around(text, m.start(), m.end())}
     return None
 
 

@@ -135,3 +135,19 @@ def test_accented_latin_text_is_not_mojibake():
                  "Größere Übungen für Schüler: Maßnahmen, Fußgänger, Äpfel und Öl.",
                  "Preço: €12,50 · São Paulo, Bogotá, Kraków; «naïve» façade ½ ¾ ©®™"):
         assert soup_reason(text, P) is None
+
+
+def test_a_short_period_loop_inside_prose_follows_the_prose_limit():
+    loop = "한국어는 정말 재미있" + "어요" * 30 + " 그래서 매일 공부해요."
+    assert soup_reason(loop, P) == "char_run"
+    assert soup_reason("Generating the configura" + "tion" * 15 + " file now, please wait.", P) == "char_run"
+    assert soup_reason("This is so funny " + "haha" * 20 + " I love it", P) is None  # laughter is expressive
+    assert soup_reason("重复的词语" + "你好" * 10 + "在这里结束了吗还没有", P) is None  # under 50 characters
+
+
+def test_the_loop_screen_finds_a_loop_wherever_it_starts():
+    for period_unit in ("니다", "abc", "tion"):
+        for offset in range(12):
+            loop = period_unit * (-(-50 // len(period_unit)))  # at least 50 characters
+            text = "Some words " + "w" * offset + loop + " and prose that goes on after it."
+            assert soup_reason(text, P) == "char_run", (period_unit, offset)
