@@ -144,10 +144,13 @@ _CLASSIFY = re.compile(
 )
 _OPTIONS = re.compile(r"[^\s/|]+\s*[/|]\s*[^\s/|]+|\w+,\s*\w+,?\s+(?:or|and)\s+\w+|\b\w+\s+or\s+\w+\b"
                       r"|[^\s、，,]+[、，,][^\s、，,]+(?:还是|或|或者|か|또는|아니면)", _I)
-# Picking one of several listed items by a comparison ("which is the largest", "哪个最大").
+# Picking one of several listed items: by a comparison ("which is the largest", "哪个最大") or
+# by a property ("which one does not belong", "他のものと一致しないものはどれ").
 _PICK = re.compile(
     r"\bwhich\b.{0,40}\b(?:largest|smallest|biggest|highest|lowest|longest|shortest|oldest|youngest|odd\s+one"
     r"|greatest|least|most|fewest|first|last|closest|heaviest|lightest)\b"
+    r"|\bwhich\s+(?:one|word|item|of\s+(?:these|the\s+following|them))\b|\bodd\s+one\s+out\b"
+    r"|哪(?:一)?(?:个|项|些)(?:是|不|与|和)|(?:もの|の)はどれ|어느\s*것|어떤\s*것이"
     r"|哪(?:个|一个|些)?.{0,6}最|(?:最大|最小|最高|最低|最长|最短)的(?:是|数)(?:哪|什么)"
     r"|どれ(?:が|を).{0,8}(?:一番|最も)|(?:一番|最も).{0,6}(?:のは)?どれ"
     r"|(?:어느|어떤|무엇).{0,10}가장|가장.{0,8}(?:것은|수는|건)",

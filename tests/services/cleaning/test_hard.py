@@ -90,6 +90,10 @@ def test_bad_params_raise_invalid_input(bad):
     ("'고양이'를 영어로 번역해 줘.", "cat"),
     ("다음 단어의 발음을 알려줘: 닭", "[닥]"),
     ("“谢谢”用韩语怎么说？", "감사합니다（gamsahamnida）"),
+    ("Which one does not belong: violin, cello, trumpet, viola?", "trumpet"),
+    ("下面哪个不是水果：苹果、香蕉、土豆、葡萄", "土豆"),
+    ("次のうち仲間外れのものはどれですか？ 犬、猫、鯨、鉛筆", "鉛筆"),
+    ("다음 중 어느 것이 포유류가 아닌가요? 고래, 박쥐, 상어, 사자", "상어"),
 ])
 def test_short_answers_to_short_by_nature_requests_are_kept(turns):
     assert _reason(chat(*turns)) is None
