@@ -32,17 +32,24 @@ _ACK_WORD = (
     r"(?:ok(?:ay)?|k|sure(?:\s+thing)?|alright|all\s+right|got\s+it|understood|sounds\s+(?:good|great)|will\s+do"
     r"|no\s+problem|of\s+course|certainly|noted|roger(?:\s+that)?|great|perfect|cool|fine|absolutely|i\s+see"
     r"|(?:yes|yeah|yep)(?=.*\w)|i\s+(?:can|will|'ll)\s+(?:help|do\s+(?:that|it|this))(?:\s+with\s+(?:that|this|it))?"
-    r"|happy\s+to\s+help|let\s+me\s+(?:do|help\s+with)\s+(?:that|this|it)|on\s+it"
+    r"|happy\s+to\s+help|let\s+me\s+(?:do|help\s+with)\s+(?:that|this|it)|(?:i'?m\s+)?on\s+it|thanks|thank\s+you"
+    r"|i(?:\s+will|'ll)\s+(?:get\s+(?:right\s+)?(?:started|on\s+it|to\s+it)|do\s+(?:that|it|this)(?:\s+now)?)"
+    r"|let'?s\s+do\s+(?:it|this)|(?:please\s+)?wait\s+a\s+moment|one\s+moment(?:\s+please)?"
+    r"|我(?:明白|知道|了解)了|(?:请)?稍等(?:一下)?|马上(?:为您|帮你|给你)?(?:处理|安排|去做)"
+    r"|少々お待ちください|お待ちください|잠시만\s*기다려\s*주세요|잠시만요"
     r"|好的?|行|可以|没问题|明白(?:了)?|收到|了解(?:了)?|知道了|嗯+|好嘞|当然(?:可以)?|我(?:来|会)(?:帮你|处理)"
     r"|はい|ええ|うん|わかりました|分かりました|承知(?:しました|いたしました)|了解(?:です|しました)?|かしこまりました"
     r"|いいですね|オーケー|お任せください"
     r"|네|예|응|알겠습니다|알겠어요|알았어(?:요)?|좋아요|좋습니다|그래요|물론(?:이죠|입니다)?|네네|넵)"
 )
 _ACK_RE = re.compile(rf"(?:{_ACK_WORD}[\s,.!~…、，。！～]*)+", re.I)
-# A user turn that itself closes the exchange (thanks, bye) is rightly answered by an acknowledgement.
+# A user turn that closes the exchange (thanks, bye) or defers it (wait, I'll send it later) asks
+# for nothing yet, so an acknowledgement is the right reply.
 _CLOSING_RE = re.compile(
     r"\b(?:thanks?|thank\s+you|thx|bye|goodbye|that'?s\s+all|never\s*mind)\b|谢谢|多谢|再见|没事了"
-    r"|ありがと|さようなら|またね|감사|고마워|고맙|안녕히",
+    r"|ありがと|さようなら|またね|감사|고마워|고맙|안녕히"
+    r"|\bwait\b|\bhold\s+on\b|\bi'?ll\s+(?:send|share|paste|get\s+back|be\s+back)|\bone\s+(?:moment|sec)"
+    r"|等一下|稍等|我(?:待会|一会|稍后|等下)|ちょっと待って|後で(?:送|連絡)|잠깐만|이따가|나중에\s*보낼",
     re.I,
 )
 # Yes/no words that fully answer a yes/no question.

@@ -211,7 +211,16 @@ _OPEN_WORD = re.compile(
     r"\b(?:how|why|what|which|explain|ways?|tips)\b|什么|为什么|怎么|哪|何|なぜ|どう|どの|무엇|뭐|왜|어떻게|어느", _I)
 
 
+# A request phrased as a question ("can you write...", "帮我写…吗", "書いてくれますか") asks for the
+# thing, not for a yes or no.
+_POLITE_REQUEST = re.compile(
+    r"^(?:can|could|would|will)\s+(?:you|u)\b|能不能|可不可以|(?:帮|给)(?:我|忙)|请你"
+    r"|(?:て|で)(?:くれ|もらえ|いただけ|くださ)|(?:줄|주실|줄래|주겠)",
+    _I,
+)
+
+
 def yes_no_question(user: str) -> bool:
     """True for a short question answered by yes or no ("Is 91 prime?", "这是对的吗？", "맞나요?")."""
     text = user.strip()
-    return bool(_YES_NO.match(text)) and not _OPEN_WORD.search(text)
+    return bool(_YES_NO.match(text)) and not _OPEN_WORD.search(text) and not _POLITE_REQUEST.search(text)

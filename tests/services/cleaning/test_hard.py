@@ -145,3 +145,19 @@ def test_hangul_jamo_count_as_dense_script_for_the_floor():
 def test_the_dense_floor_applies_when_the_request_is_dense():
     # 40 Latin characters: under the 80 floor, over the 32 dense floor of a Chinese request.
     assert _reason(chat("用英文写一句欢迎新同事的话。", "Welcome aboard, we are glad you joined!")) is None
+
+
+def test_a_request_phrased_as_a_question_is_not_answered_by_yes():
+    assert _reason(chat("Can you write me a short poem about autumn leaves?", "Yes.")) == "shallow_reply"
+    assert _reason(chat("你能帮我写一段产品介绍吗？", "能。")) == "shallow_reply"
+
+
+@pytest.mark.parametrize("turns", [
+    ("Could you review my résumé for a data analyst role?", "Of course, please paste it.",
+     "Hold on, I'll send it after lunch.", "OK!"),
+    ("帮我看看这份合同有没有问题。", "好的，请把合同发给我。", "等一下，我稍后发你。", "好的。"),
+    ("この文章を校正してもらえますか？", "はい、本文を貼ってください。", "ちょっと待ってね。", "はい、わかりました。"),
+    ("이력서 좀 봐줄래?", "네, 보내 주세요.", "잠깐만, 이따가 보낼게.", "네, 알겠습니다."),
+])
+def test_an_acknowledgement_of_a_deferring_user_turn_is_kept(turns):
+    assert _reason(chat(*turns)) is None
