@@ -185,9 +185,10 @@ class HardFilter(ParamStep[HardFilterParams]):
         assts = [m for m in msgs if m.get("role") == "assistant"]
         if not users or not assts:
             return None
-        last = assts[-1]
-        if msgs.index(last) < msgs.index(users[-1]):
+        roles = [m.get("role") for m in msgs]
+        if roles[::-1].index("assistant") > roles[::-1].index("user"):
             return None  # the conversation ends on a user turn: no reply to judge
+        last = assts[-1]
         text = message_text(last.get("content")).strip()
         # A reply that thinks at length, calls a tool or carries media delivers something.
         if self._thinks(last) or normalize_tool_calls(last.get("tool_calls")) \

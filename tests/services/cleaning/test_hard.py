@@ -161,3 +161,10 @@ def test_a_request_phrased_as_a_question_is_not_answered_by_yes():
 ])
 def test_an_acknowledgement_of_a_deferring_user_turn_is_kept(turns):
     assert _reason(chat(*turns)) is None
+
+
+def test_a_conversation_ending_on_a_user_turn_has_no_reply_to_judge():
+    row = chat("Plan a two-week trip through Vietnam for me, in detail.", "OK.", "Also add a budget.")
+    assert _reason(row) is None
+    row = chat("Plan a two-week trip through Vietnam for me, in detail.", "OK.", "And a budget, please.", "OK.")
+    assert _reason(row) == "shallow_reply"  # the same reply twice: the last one is still judged
