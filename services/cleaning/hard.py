@@ -9,11 +9,51 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_brevity, closed_question
+from services.cleaning.requests import expects_short_answer, yes_no_question
 from services.cleaning.simple_query import is_simple_query
-from services.cleaning.text import cjk_count, cjk_ratio, has_media, message_text, normalize_tool_calls
+from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
 
 __all__ = ["HardFilter", "HardFilterParams"]
+
+# Dense scripts (ideographs, kana, Hangul syllables and jamo) carry more per character, so their
+# replies get a lower floor. Jamo (ㅋ, ㅎ, ㅠ) are counted here: a Korean reply that laughs in ㅋㅋㅋ
+# is as dense as one written in syllables.
+_DENSE_RE = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
+def _dense(text: str) -> bool:
+    rest = re.sub(r"\s+", "", text)
+    return bool(rest) and len(_DENSE_RE.findall(rest)) / len(rest) >= 0.3
+
+
+# A reply that only acknowledges ("OK", "Sure, sounds good.", 好的, はい、わかりました, 네, 알겠습니다)
+# delivers nothing of what was asked, whatever its length or the number of turns before it.
+_ACK_WORD = (
+    r"(?:ok(?:ay)?|k|sure(?:\s+thing)?|alright|all\s+right|got\s+it|understood|sounds\s+(?:good|great)|will\s+do"
+    r"|no\s+problem|of\s+course|certainly|noted|roger(?:\s+that)?|great|perfect|cool|fine|absolutely|i\s+see"
+    r"|(?:yes|yeah|yep)(?=.*\w)|i\s+(?:can|will|'ll)\s+(?:help|do\s+(?:that|it|this))(?:\s+with\s+(?:that|this|it))?"
+    r"|happy\s+to\s+help|let\s+me\s+(?:do|help\s+with)\s+(?:that|this|it)|(?:i'?m\s+)?on\s+it|thanks|thank\s+you"
+    r"|i(?:\s+will|'ll)\s+(?:get\s+(?:right\s+)?(?:started|on\s+it|to\s+it)|do\s+(?:that|it|this)(?:\s+now)?)"
+    r"|let'?s\s+do\s+(?:it|this)|(?:please\s+)?wait\s+a\s+moment|one\s+moment(?:\s+please)?"
+    r"|我(?:明白|知道|了解)了|(?:请)?稍等(?:一下)?|马上(?:为您|帮你|给你)?(?:处理|安排|去做)"
+    r"|少々お待ちください|お待ちください|잠시만\s*기다려\s*주세요|잠시만요"
+    r"|好的?|行|可以|没问题|明白(?:了)?|收到|了解(?:了)?|知道了|嗯+|好嘞|当然(?:可以)?|我(?:来|会)(?:帮你|处理)"
+    r"|はい|ええ|うん|わかりました|分かりました|承知(?:しました|いたしました)|了解(?:です|しました)?|かしこまりました"
+    r"|いいですね|オーケー|お任せください"
+    r"|네|예|응|알겠습니다|알겠어요|알았어(?:요)?|좋아요|좋습니다|그래요|물론(?:이죠|입니다)?|네네|넵)"
+)
+_ACK_RE = re.compile(rf"(?:{_ACK_WORD}[\s,.!~…、，。！～]*)+", re.I)
+# A user turn that closes the exchange (thanks, bye) or defers it (wait, I'll send it later) asks
+# for nothing yet, so an acknowledgement is the right reply.
+_CLOSING_RE = re.compile(
+    r"\b(?:thanks?|thank\s+you|thx|bye|goodbye|that'?s\s+all|never\s*mind)\b|谢谢|多谢|再见|没事了"
+    r"|ありがと|さようなら|またね|감사|고마워|고맙|안녕히"
+    r"|\bwait\b|\bhold\s+on\b|\bi'?ll\s+(?:send|share|paste|get\s+back|be\s+back)|\bone\s+(?:moment|sec)"
+    r"|等一下|稍等|我(?:待会|一会|稍后|等下)|ちょっと待って|後で(?:送|連絡)|잠깐만|이따가|나중에\s*보낼",
+    re.I,
+)
+# Yes/no words that fully answer a yes/no question.
+_YES_NO_REPLY_RE = re.compile(r"^\s*(?:yes|no|yep|nope|是|不是|对|不对|是的|はい|いいえ|네|아니요|아니오|예)\b", re.I)
 
 
 class HardFilterParams(StepParams):
@@ -68,13 +108,10 @@ class HardFilter(ParamStep[HardFilterParams]):
         ev: dict[str, Any] = {"check": reason}
         msgs = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
         user = next((message_text(m.get("content")) for m in msgs if m.get("role") == "user"), "")
-        reply = next((message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"), "")
         if reason == "trivial_single_turn":
             ev.update(window=user[:120], user_chars=len(user.strip()))
         elif reason == "shallow_reply":
-            cjk = cjk_ratio(reply) >= 0.3
-            ev.update(window=reply[:120], reply_chars=len(reply),
-                      floor=p.min_assistant_chars_2turn_cjk if cjk else p.min_assistant_chars_2turn, request=user[:120])
+            ev.update(self._shallow_evidence(msgs) or {})
         elif reason in ("round_too_long", "total_too_long", "too_many_rounds"):
             lengths = [len(message_text(m.get("content"))) for m in msgs]
             ev.update(longest=max(lengths, default=0), total=sum(lengths), limit=p.max_chars_per_round
@@ -108,9 +145,9 @@ class HardFilter(ParamStep[HardFilterParams]):
         if not users and not self.params.allow_incomplete_role:
             return "no_user"
         shallow = self.params.shallow_reply_with_tools or not has_tools
-        return self._turn_rules(users, assts, shallow) or self._size_rules(msgs, users, assts)
+        return self._turn_rules(msgs, users, assts, shallow) or self._size_rules(msgs, users, assts)
 
-    def _turn_rules(self, users: list[dict[str, Any]], assts: list[dict[str, Any]],
+    def _turn_rules(self, msgs: list[dict[str, Any]], users: list[dict[str, Any]], assts: list[dict[str, Any]],
                     shallow: bool) -> str | None:
         p = self.params
         if len(users) == 1 and isinstance(users[0].get("content"), str):
@@ -118,29 +155,60 @@ class HardFilter(ParamStep[HardFilterParams]):
             # sample (in function-calling data the call is the whole target).
             first_thinks = bool(assts) and (self._thinks(assts[0])
                                             or bool(normalize_tool_calls(assts[0].get("tool_calls"))))
-            if not first_thinks and is_simple_query(
+            # A lookup with a short right answer ("the chemical symbol for gold") answered is a
+            # complete closed sample, not a trivial chat opener.
+            if not first_thinks and not self._short_answer_given(users[0], assts) and is_simple_query(
                 users[0]["content"], min_chars=p.min_user_chars, min_chars_cjk=p.min_user_chars_cjk
             ):
                 return "trivial_single_turn"
-        if shallow and len(users) == 1 and len(assts) == 1:
-            a = assts[0]
-            # A short reply that is a tool call is a valid agent turn, not a shallow answer.
-            text = message_text(a.get("content"))
-            floor = p.min_assistant_chars_2turn_cjk if cjk_ratio(text) >= 0.3 else p.min_assistant_chars_2turn
-            short = len(text) < floor
-            if short and not self._thinks(a) and not normalize_tool_calls(a.get("tool_calls")) \
-                    and not has_media(a.get("content")) and not self._short_asked(users[0], text):
-                return "shallow_reply"
+        if shallow and assts and self._shallow_evidence(msgs):
+            return "shallow_reply"
         if assts and all(self._empty(a) for a in assts):
             return "all_empty_assistant"
         return None
 
     @staticmethod
-    def _short_asked(user: dict[str, Any], reply: str) -> bool:
-        # Shallow is relative to the request: a bounded answer ("only the number", "one word")
-        # or a closed question (arithmetic, multiple choice) is complete when it is short.
-        asked = message_text(user.get("content"))
-        return bool(reply.strip()) and (asks_for_brevity(asked) or closed_question(asked))
+    def _short_answer_given(user: dict[str, Any], assts: list[dict[str, Any]]) -> bool:
+        reply = message_text(assts[0].get("content")).strip() if assts else ""
+        return bool(reply) and expects_short_answer(message_text(user.get("content")))
+
+    def _shallow_evidence(self, msgs: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """Why the last reply is shallow (its evidence), or None when it is not.
+
+        Two checks: a last reply that only acknowledges, in any number of turns, and, for one
+        request and one reply, a reply under the length floor to a request whose answer is not
+        short by nature. The floor is the dense-script one when the request or the reply is dense:
+        an English word answering a Chinese request is as complete as a Chinese one.
+        """
+        p = self.params
+        users = [m for m in msgs if m.get("role") == "user"]
+        assts = [m for m in msgs if m.get("role") == "assistant"]
+        if not users or not assts:
+            return None
+        roles = [m.get("role") for m in msgs]
+        if roles[::-1].index("assistant") > roles[::-1].index("user"):
+            return None  # the conversation ends on a user turn: no reply to judge
+        last = assts[-1]
+        text = message_text(last.get("content")).strip()
+        # A reply that thinks at length, calls a tool or carries media delivers something.
+        if self._thinks(last) or normalize_tool_calls(last.get("tool_calls")) \
+                or has_media(last.get("content")):
+            return None
+        system = " ".join(message_text(m.get("content")) for m in msgs if m.get("role") == "system")
+        asked = message_text(users[-1].get("content"))
+        request = f"{system}\n{asked}".strip()
+        # An empty reply answers nothing, however short the right answer is.
+        short_ok = bool(text) and (expects_short_answer(request)
+                                   or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text))))
+        window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
+        if text and _ACK_RE.fullmatch(text) and not short_ok and not _CLOSING_RE.search(asked):
+            return {**window, "check": "acknowledgement_only", "turns": len(msgs)}
+        if len(users) == 1 and len(assts) == 1:
+            dense = _dense(text) or _dense(asked)
+            floor = p.min_assistant_chars_2turn_cjk if dense else p.min_assistant_chars_2turn
+            if len(text) < floor and not short_ok:
+                return {**window, "check": "below_floor", "floor": floor}
+        return None
 
     def _empty(self, a: dict[str, Any]) -> bool:
         content = a.get("content")

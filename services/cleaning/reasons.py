@@ -19,7 +19,8 @@ DROP_REASONS: dict[str, str] = {
     "no_user": "the conversation has no user message",
     "no_assistant": "no assistant message with a payload remains after trimming the tail",
     "trivial_single_turn": "one user turn that is a greeting or a very short simple question",
-    "shallow_reply": "one user and one short assistant reply without reasoning or tool calls, not asked to be short",
+    "shallow_reply": ("the last reply only acknowledges, or one user and one short reply without reasoning or tool"
+                      " calls, not asked to be short"),
     "all_empty_assistant": "every assistant turn is empty (no text, media, reasoning or calls)",
     "system_deny_keyword": "the system prompt contains a configured deny keyword (whole word)",
     "round_too_long": "one message is longer than max_chars_per_round",

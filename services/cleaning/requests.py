@@ -17,7 +17,9 @@ __all__ = [
     "asks_for_repetition",
     "asks_for_words_to_someone",
     "closed_question",
+    "expects_short_answer",
     "letter_start",
+    "yes_no_question",
 ]
 
 _I = re.I
@@ -146,3 +148,134 @@ def asks_for_words_to_someone(user: str) -> bool:
     Unlike ``asks_for_composition`` no noun for the piece is needed: the intent is enough.
     """
     return bool(_ADDRESSED.search(user))
+
+
+
+
+# --- Requests whose right answer is short by nature -------------------------------------------------
+# A reply is shallow only relative to what was asked. Besides explicit bounds ("only the number")
+# and closed questions, some tasks have a short answer whatever their wording: transforming one
+# quoted item (translate, convert case, fix a spelling, give a reading), labelling with a given
+# set of classes, picking one of listed options, or looking up a single value. The system prompt
+# counts as part of the request: a fixed output format is usually set there.
+
+# Bounds stated in other word orders than _BRIEF covers: "reply with the corrected word only",
+# "output exactly one label", "a single word", "ラベルを一つ", "단어 하나".
+_BOUND = re.compile(
+    r"\b(?:reply|answer|respond|output|return|give|write|print)\s+(?:me\s+)?(?:with\s+)?(?:\w+\s+){0,4}?"
+    r"(?:word|label|number|name|value|answer|letter|category|class|result|translation|term|symbol|option)s?"
+    r"\s+only\b"
+    r"|\b(?:exactly|only)\s+(?:one|1)\s+(?:\w+\s+)?(?:word|label|number|name|value|letter|category|class|option)s?\b"
+    r"|\ba\s+single\s+(?:word|label|number|name|value|letter|category|class|option)\b"
+    r"|\b(?:nothing|no\s+other\s+text)\s+(?:else|but)\b"
+    r"|(?:只|仅)(?:需|要)?(?:输出|返回|回复|写)|(?:一个|1个)(?:标签|词|数字|字母|选项|类别)"
+    r"|(?:一つ|ひとつ|1つ)(?:だけ|の(?:ラベル|単語|言葉|数字))|(?:ラベル|単語|数字|記号)(?:を|で)(?:一つ|ひとつ|1つ)"
+    r"|(?:라벨|레이블|단어|숫자|기호|답)\s*(?:하나|한\s*개)|(?:하나|한\s*개)만",
+    _I,
+)
+
+# One quoted word or phrase, or one short phrase after a colon closing the request: the object of
+# a single-item transformation. A sentence (it has end punctuation) or anything longer is a
+# passage, whose transformation is long and whose short reply is suspect.
+_ITEM = re.compile(r"[\"'“‘「『][^\"'”’」』\n.!?。！？]{1,30}[\"'”’」』]|[:：]\s*[^\n:：.!?。！？]{1,40}[.。]?$")
+# Transformations of one item whose output is about as long as the item.
+_TRANSFORM = re.compile(
+    r"\btranslat\w*|\bin\s+(?:english|spanish|french|german|italian|portuguese|chinese|japanese|korean|russian)\b"
+    r"|\bhow\s+do\s+(?:you|i)\s+(?:say|spell|pronounce)\b|\b(?:upper|lower|title|camel|snake)\s*case\b"
+    r"|\bcapitali[sz]e\b|\bspell\w*|\btypo\b|\bpronunc\w*|\bpronounce\b|\bromani[sz]\w*|\btranslitera\w*"
+    r"|\b(?:plural|singular|past\s+tense|antonym|synonym|opposite|abbreviation|acronym)\b"
+    r"|翻译|译成|译为|(?:英|日|中|韩|法|德)(?:文|语)|用.{1,4}(?:怎么说|怎么讲|怎么写)|大写|小写|错别字|拼写|读音|拼音|怎么读"
+    r"|复数|过去式|反义词|同义词|缩写"
+    r"|訳|英語|日本語|中国語|韓国語|大文字|小文字|スペル|綴り|誤字|読み仮名|読み方|ふりがな|フリガナ|よみがな|ローマ字"
+    r"|複数形|過去形|対義語|反対語|類義語|略語"
+    r"|영어|일본어|중국어|한국어|번역|대문자|소문자|맞춤법|철자|발음|읽는\s*법|어떻게\s*읽|복수형|과거형|반대말|반의어|동의어|약자",
+    _I,
+)
+# Labelling with classes the request names (a slash list, "A, B or C", "（正面/负面）").
+_CLASSIFY = re.compile(
+    r"\b(?:classify|categori[sz]e|label|tag|sentiment|classifier)\b|分类|归类|标签|情感|判断.{0,6}(?:正面|负面|积极|消极)"
+    r"|分類|ラベル|感情|判定|분류|라벨|레이블|감정",
+    _I,
+)
+_OPTIONS = re.compile(r"[^\s/|]+\s*[/|]\s*[^\s/|]+|\w+,\s*\w+,?\s+(?:or|and)\s+\w+|\b\w+\s+or\s+\w+\b"
+                      r"|[^\s、，,]+[、，,][^\s、，,]+(?:还是|或|或者|か|또는|아니면)", _I)
+# Picking one of several listed items: by a comparison ("which is the largest", "哪个最大") or
+# by a property ("which one does not belong", "他のものと一致しないものはどれ").
+_PICK = re.compile(
+    r"\bwhich\b.{0,40}\b(?:largest|smallest|biggest|highest|lowest|longest|shortest|oldest|youngest|odd\s+one"
+    r"|greatest|least|most|fewest|first|last|closest|heaviest|lightest)\b"
+    r"|\bwhich\s+(?:one|word|item|of\s+(?:these|the\s+following|them))\b|\bodd\s+one\s+out\b"
+    r"|哪(?:一)?(?:个|项|些)(?:是|不|与|和)|(?:もの|の)はどれ|어느\s*것|어떤\s*것이"
+    r"|哪(?:个|一个|些)?.{0,6}最|(?:最大|最小|最高|最低|最长|最短)的(?:是|数)(?:哪|什么)"
+    r"|どれ(?:が|を).{0,8}(?:一番|最も)|(?:一番|最も).{0,6}(?:のは)?どれ"
+    r"|(?:어느|어떤|무엇).{0,10}가장|가장.{0,8}(?:것은|수는|건)",
+    _I | re.S,
+)
+_LISTED = re.compile(r"(?:[^,，、\n]{1,30}[,，、]\s*){2,}[^,，、\n]{1,30}")
+# A single value looked up by its relation to a named thing: the symbol of gold, the capital of Peru.
+_VALUE_OF = re.compile(
+    r"\b(?:what|which)(?:'s|\s+is|\s+was|\s+are)\s+the\s+(?:[\w-]+\s+){0,2}?(?:symbol|capital|formula|abbreviation"
+    r"|acronym|plural|currency|atomic\s+number|boiling\s+point|melting\s+point|freezing\s+point|area\s+code"
+    r"|country\s+code|dialing\s+code|default\s+port|square\s+root|cube\s+root|chemical\s+symbol|element\s+symbol)"
+    r"\s+(?:of|for|in)\b"
+    r"|的(?:首都|化学符号|元素符号|化学式|缩写|复数|货币|原子序数|沸点|熔点|区号|默认端口|平方根)(?:是|叫)"
+    r"|の(?:首都|元素記号|化学式|略語|複数形|通貨|原子番号|沸点|融点|市外局番|国番号|平方根)は"
+    r"|의\s*(?:수도|원소\s*기호|화학식|약자|복수형|통화|원자\s*번호|끓는점|녹는점|지역\s*번호|국가\s*번호|제곱근)(?:는|은)",
+    _I,
+)
+# A detail cue makes a long answer expected even when one of the cues above appears.
+_DETAIL = re.compile(
+    r"\b(?:explain|describe|discuss|compare|elaborate|in\s+detail|detailed|step\s+by\s+step|why|walk\s+me\s+through)\b"
+    r"|详细|解释|说明|比较|介绍|为什么|分析|詳しく|説明|解説|比較|なぜ|자세히|설명|비교|왜|분석",
+    _I,
+)
+# Requests this long are tasks over a passage or data, not one-item transformations.
+_SHORT_TASK_MAX_CHARS = 300
+
+
+def expects_short_answer(request: str) -> bool:
+    """True when the request's right answer is short: a stated bound, a closed question, a one-item task.
+
+    ``request`` is the text the reply answers: the system prompt and the user turn together,
+    because a fixed output format ("output exactly one label") is usually set in the system prompt.
+    """
+    if asks_for_brevity(request) or _BOUND.search(request):
+        return True
+    if closed_question(request):
+        return True
+    if len(request) > _SHORT_TASK_MAX_CHARS or _DETAIL.search(request):
+        return False
+    if _TRANSFORM.search(request) and _ITEM.search(request.strip()):
+        return True
+    if _CLASSIFY.search(request) and _OPTIONS.search(request):
+        return True
+    if _PICK.search(request) and _LISTED.search(request):
+        return True
+    return bool(_VALUE_OF.search(request))
+
+
+# A yes/no question: opens with an auxiliary verb (en) or closes with a question particle
+# (吗, ですか/ますか, 나요/까요/ㅂ니까), and asks no open question word.
+_YES_NO = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|must)\b[^?\n]{3,120}\?\s*$"
+    r"|^[^\n]{2,40}吗[？?]?\s*$|^[^\n]{2,40}(?:ですか|ますか|でしょうか)[？?]?\s*$"
+    r"|^[^\n]{2,40}(?:나요|까요|니까|인가요|습니까|어요|예요)[？?]\s*$",
+    _I,
+)
+_OPEN_WORD = re.compile(
+    r"\b(?:how|why|what|which|explain|ways?|tips)\b|什么|为什么|怎么|哪|何|なぜ|どう|どの|무엇|뭐|왜|어떻게|어느", _I)
+
+
+# A request phrased as a question ("can you write...", "帮我写…吗", "書いてくれますか") asks for the
+# thing, not for a yes or no.
+_POLITE_REQUEST = re.compile(
+    r"^(?:can|could|would|will)\s+(?:you|u)\b|能不能|可不可以|(?:帮|给)(?:我|忙)|请你"
+    r"|(?:て|で)(?:くれ|もらえ|いただけ|くださ)|(?:줄|주실|줄래|주겠)",
+    _I,
+)
+
+
+def yes_no_question(user: str) -> bool:
+    """True for a short question answered by yes or no ("Is 91 prime?", "这是对的吗？", "맞나요?")."""
+    text = user.strip()
+    return bool(_YES_NO.match(text)) and not _OPEN_WORD.search(text) and not _POLITE_REQUEST.search(text)

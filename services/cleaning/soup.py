@@ -8,6 +8,7 @@ and the tail are checked; reasoning text is scanned too.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from typing import Any
@@ -17,10 +18,10 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.text import message_text
+from services.cleaning.text import cjk_count, message_text
 
-__all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "script_chaos", "script_salad", "scripts_of", "soup_check",
-           "soup_reason"]
+__all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
+           "soup_check", "soup_reason"]
 
 Evidence = dict[str, Any]
 
@@ -106,7 +107,10 @@ class SoupParams(StepParams):
     expressive_run_length: int = Field(200, ge=20, description="Run length for laughter/!?! runs.")
     prose_run_length: int = Field(50, ge=20, description="Run length in prose that goes on after the run.")
     code_run_length: int = Field(200, ge=20, description="Run length inside code or quotations.")
+    layout_line_length: int = Field(
+        100, ge=20, description="Longest layout/exempt/expressive run that may end the text (a rule line).")
     script_salad: bool = Field(True, description="Drop multilingual word salad (3+ scripts switching word by word).")
+    mojibake: bool = Field(True, description="Drop UTF-8 text decoded as cp1252/latin-1 (è¥¿æ¹– for 西湖).")
     scan_reasoning: bool = Field(True, description="Also scan reasoning_content/thinking.")
 
 
@@ -127,28 +131,159 @@ def _in_spans(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
 
+# Closed code fences: a run inside one is program text (a 256-char test literal), not output.
+_FENCE_RE = re.compile(r"```.*?```", re.S)
+# Leaked chat-template role markers: a turn boundary followed by a role name (or a role token
+# of its own) means the model went on to write the next turn itself.
+_ROLE_LEAK_RE = re.compile(
+    r"<\|(?:im_start|start_header_id)\|>\s*(?:user|assistant|system|tool|human)\b"
+    r"|<\|(?:user|assistant|system|human)\|>|<start_of_turn>\s*(?:user|model)\b"
+    r"|<\|im_end\|>\s*\n?\s*(?:user|assistant|human)\s*[:\n]",
+    re.I,
+)
+
+
+def _is_layout(text: str, start: int, end: int) -> bool:
+    """True when a run of one symbol or punctuation character lays the text out.
+
+    Layout is a run that fills its own line (a rule, a title underline, an ASCII-art frame, a
+    printed separator) or a leader between text and a number (a table of contents). Letter
+    runs never are: glued to a word they are a stuck generation.
+    """
+    if unicodedata.category(text[start])[0] not in "SP":
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    before, after = text[line_start:start], text[end:line_end]
+    if not before.strip() and not after.strip():
+        return True
+    # A leader: text on its left, a page or item number closing the line on its right.
+    return bool(before.strip()) and after.strip().isdigit()
+
+
+def _tail_run(text: str) -> tuple[str, int]:
+    """The unit (one to four characters) repeated at the very end of ``text`` and the run's length."""
+    best, best_n = "", 0
+    for period in range(1, 5):
+        unit = text[-period:]
+        # A unit with a space is a repeated word, which DeadLoopFilter judges; a loop glued
+        # inside one word (니다니다…) is a stuck generation.
+        if len(unit) < period or any(c.isspace() for c in unit):
+            break
+        n = period
+        while text.endswith(unit, 0, len(text) - n):
+            n += period
+        if n >= 4 * period and n > best_n:
+            best, best_n = unit, n
+    return best, best_n
+
+
+def _tail_check(text: str, p: SoupParams) -> Evidence | None:
+    """A degenerate tail: one to four characters repeated until the text stops.
+
+    A stuck generation ends on its loop, whatever the character: digits (0000…), a sign
+    (=====…), a laugh (哈哈哈…) or a syllable pair (니다니다…). Letters glued to a word count
+    from 20 characters; layout, exempt and expressive characters only beyond a layout line,
+    since a closing rule or a laugh of that length is written on purpose.
+    """
+    unit, n = _tail_run(text)
+    if not n:
+        return None
+    lettered = any(unicodedata.category(c)[0] == "L" for c in unit)
+    expressive = all(c in _EXPRESSIVE for c in unit)
+    start = len(text) - n
+    layout = len(unit) == 1 and _is_layout(text, start, len(text))
+    limit = 20 if lettered and not expressive and not layout else p.layout_line_length + 1
+    if n < limit or _in_spans([m.span() for m in _FENCE_RE.finditer(text)], start, len(text)):
+        return None
+    return {"check": "char_run", "char": unit, "run_length": n, "offset": start, "quoted": False,
+            "at_end": True, "window": _around(text, start, len(text))}
+
+
 def _run_check(text: str, p: SoupParams) -> Evidence | None:
     """The first run of one character that is garbage, with its evidence.
 
     A run that ends the text (a generation stuck until its limit) counts from 20 characters;
     a run that prose goes on after counts from ``prose_run_length``; a run inside code or a
-    quotation (``"x" * 30``, a ReDoS input, a padding example) only from ``code_run_length``.
+    quotation (``"x" * 30``, a ReDoS input, a padding example) only from ``code_run_length``;
+    a run inside a closed code fence or one that lays the text out never (``_is_layout``).
+    A run of exempt or expressive characters only counts at the end of the text (``_tail_check``);
+    a unit of two to four letters repeated inside a word follows the same limits (``_loop_check``).
     """
-    if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most runs out
-        return None
+    tail = _tail_check(text.rstrip(), p)
+    if tail is not None:
+        return tail
+    if not _SAMPLE_RUN_RE.search(text[::_RUN_STEP]):  # a fifth of the text rules most single-char runs out
+        return _loop_check(text, p)
     spans: list[tuple[int, int]] | None = None
+    fences: list[tuple[int, int]] | None = None
     for m in _RUN_RE.finditer(text):
         n = len(m.group(0))
         if m.group(1) in _EXPRESSIVE and n < p.expressive_run_length:
             continue
-        tail = _TAIL_RE.fullmatch(text, m.end()) is not None
+        if _is_layout(text, m.start(), m.end()):
+            continue
+        if fences is None:
+            fences = [x.span() for x in _FENCE_RE.finditer(text)]
+        if _in_spans(fences, m.start(), m.end()):
+            continue
+        at_end = _TAIL_RE.fullmatch(text, m.end()) is not None
         if spans is None:
-            spans = [x.span() for x in _QUOTED_RE.finditer(text)] if n < p.code_run_length else []
+            spans = [x.span() for x in _QUOTED_RE.finditer(text)]
         quoted = _in_spans(spans, m.start(), m.end())
-        limit = p.code_run_length if quoted else (20 if tail else p.prose_run_length)
+        limit = p.code_run_length if quoted else (20 if at_end else p.prose_run_length)
         if n >= limit:
             return {"check": "char_run", "char": m.group(1), "run_length": n, "offset": m.start(),
-                    "quoted": quoted, "at_end": tail, "window": _around(text, m.start(), m.end())}
+                    "quoted": quoted, "at_end": at_end, "window": _around(text, m.start(), m.end())}
+    return _loop_check(text, p)
+
+
+# A unit of two to four letters repeated inside one word (니다니다…, tiontiontion…): the same
+# limits as a run of one character. Twelve repeats at least, since prose needs 50 characters.
+_LOOP_RE = re.compile(r"([^\W\d_]{2,4}?)\1{11,}")
+# Laughter written in syllables is expressive, like 哈哈哈 and ㅋㅋㅋ.
+_LAUGH_UNITS = frozenset({"ha", "he", "hi", "ho", "ah", "ja", "je", "ji", "ka", "lol", "xa", "hah", "heh"})
+
+
+# Every period from 1 to 4 divides 12, so in every 12th character a loop is a run of one letter:
+# a loop of 48+ characters leaves 4 equal ones there. A C-speed screen over a twelfth of the
+# text, since _LOOP_RE's backreference is slow over long text.
+_LOOP_STEP = 12
+_LOOP_SCREEN_RE = re.compile(r"([^\W\d_])\1{3}")
+
+
+def _loop_check(text: str, p: SoupParams) -> Evidence | None:
+    if min(p.prose_run_length, p.code_run_length) >= 4 * _LOOP_STEP and \
+            not _LOOP_SCREEN_RE.search(text[::_LOOP_STEP]):
+        return None
+    spans: list[tuple[int, int]] | None = None
+    for m in _LOOP_RE.finditer(text):
+        unit, n = m.group(1), len(m.group(0))
+        if len(set(unit)) == 1:
+            continue  # a run of one character, judged above
+        laugh = unit.lower() in _LAUGH_UNITS or all(c in _EXPRESSIVE for c in unit)
+        if laugh and n < p.expressive_run_length:
+            continue
+        if spans is None:
+            spans = [x.span() for x in _QUOTED_RE.finditer(text)]
+        if _in_spans([x.span() for x in _FENCE_RE.finditer(text)], m.start(), m.end()):
+            continue
+        quoted = _in_spans(spans, m.start(), m.end())
+        if n >= (p.code_run_length if quoted else p.prose_run_length):
+            return {"check": "char_run", "char": unit, "run_length": n, "offset": m.start(), "quoted": quoted,
+                    "at_end": False, "window": _around(text, m.start(), m.end())}
+    return None
+
+
+def _role_leak(text: str) -> Evidence | None:
+    """A chat-template turn boundary with a role name outside code or quotes, whatever the count."""
+    if "<" not in text:
+        return None
+    for m in _ROLE_LEAK_RE.finditer(text):
+        if not _in_spans([x.span() for x in _QUOTED_RE.finditer(text)], m.start(), m.end()):
+            return {"check": "template_leak", "token": m.group(0).strip(), "offset": m.start(),
+                    "window": _around(text, m.start(), m.end())}
     return None
 
 
@@ -179,15 +314,18 @@ def soup_check(text: str, p: SoupParams) -> Evidence | None:
         first = _SPECIAL_RE.search(text)
         return {"check": "special_tokens", "count": len(tokens), "tokens": sorted(set(tokens))[:5],
                 "window": _around(text, first.start(), first.end()) if first else ""}
+    leak = _role_leak(text)
+    if leak is not None:
+        return leak
     run = _run_check(text, p)
     if run is not None:
         return run
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
-    if p.script_salad:
-        return script_salad(text)
-    return None
+    if p.script_salad and (salad := script_salad(text)) is not None:
+        return salad
+    return mojibake(text) if p.mojibake else None
 
 
 def soup_reason(text: str, p: SoupParams) -> str | None:
@@ -283,6 +421,39 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
         return None
     return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts), "switches": switches,
             "salad_share": round(salad_letters / len(buckets), 3), "window": first}
+
+
+# UTF-8 read as cp1252 (or latin-1): each byte of a multi-byte character became one Latin-1 or
+# cp1252 character (西 -> è¥¿). Such text sits in the Latin bucket, so script checks miss it.
+_CP1252_BYTE: dict[str, int] = {}
+for _b in range(0x80, 0x100):
+    # Five bytes cp1252 leaves undefined; latin-1 maps them (and all others) to U+0080-U+00FF.
+    with contextlib.suppress(UnicodeDecodeError):
+        _CP1252_BYTE[bytes([_b]).decode("cp1252")] = _b
+    _CP1252_BYTE.setdefault(chr(_b), _b)
+_MOJIBAKE_RUN_RE = re.compile("[" + "".join(re.escape(c) for c in _CP1252_BYTE) + "]{2,}")
+_MOJIBAKE_MIN_CJK = 8
+
+
+def mojibake(text: str) -> Evidence | None:
+    """Evidence of UTF-8 text decoded as cp1252/latin-1: re-encoded, it decodes to mostly CJK.
+
+    Accented Latin text re-encoded this way is not valid UTF-8 (an accent is followed by ASCII,
+    not by continuation bytes), so it decodes to replacement characters and no CJK. Bytes that
+    cp1252 could not show are often lost (most kana have one), so the share of CJK is taken
+    over the characters that did decode.
+    """
+    if text.isascii():
+        return None
+    runs = [m for m in _MOJIBAKE_RUN_RE.finditer(text) if len(m.group(0)) >= 3]
+    if not runs:
+        return None
+    repaired = "".join(bytes(_CP1252_BYTE[c] for c in m.group(0)).decode("utf-8", "replace") for m in runs)
+    cjk = cjk_count(repaired)
+    if cjk < _MOJIBAKE_MIN_CJK or cjk < 0.5 * (len(repaired) - repaired.count("\ufffd")):
+        return None
+    return {"check": "mojibake", "cjk_recovered": cjk, "repaired": repaired[:60],
+            "window": _around(text, runs[0].start(), runs[0].end())}
 
 
 # Bytes that are not ASCII letters or digits; deleting them leaves only those (a C-speed count).

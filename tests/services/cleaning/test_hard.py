@@ -72,3 +72,99 @@ def test_bad_params_raise_invalid_input(bad):
     from shared.errors import InvalidInput
     with pytest.raises(InvalidInput):
         HardFilter(**bad)
+
+
+# --- shallow_reply judges the reply against what the whole request asks for ---
+
+@pytest.mark.parametrize("turns", [
+    ("Translate 'window' into German.", "Fenster"),
+    ("Make this lowercase: HELLO WORLD", "hello world"),
+    ("Correct the typo and answer with the fixed word only: definately", "definitely"),
+    ("Of these, which city is the largest by population: Oslo, Cairo, Lima?", "Cairo"),
+    ("What is the atomic number of carbon?", "6"),
+    ("Is 2 an even number?", "Yes."),
+    ("把“图书馆”翻译成英文。", "library"),
+    ("判断这条评论的情感（积极/消极）：物流很快，包装也很好。", "积极"),
+    ("「鉛筆」を英語に訳して。", "pencil"),
+    ("次の漢字の読み方を教えて：向日葵", "ひまわり"),
+    ("'고양이'를 영어로 번역해 줘.", "cat"),
+    ("다음 단어의 발음을 알려줘: 닭", "[닥]"),
+    ("“谢谢”用韩语怎么说？", "감사합니다（gamsahamnida）"),
+    ("Which one does not belong: violin, cello, trumpet, viola?", "trumpet"),
+    ("下面哪个不是水果：苹果、香蕉、土豆、葡萄", "土豆"),
+    ("次のうち仲間外れのものはどれですか？ 犬、猫、鯨、鉛筆", "鉛筆"),
+    ("다음 중 어느 것이 포유류가 아닌가요? 고래, 박쥐, 상어, 사자", "상어"),
+])
+def test_short_answers_to_short_by_nature_requests_are_kept(turns):
+    assert _reason(chat(*turns)) is None
+
+
+def test_output_format_fixed_in_the_system_prompt_counts():
+    row = {"messages": [{"role": "system", "content": "You tag support tickets. Reply with the category name only."},
+                        *chat("My card was charged twice for the same order.", "billing")["messages"]]}
+    assert _reason(row) is None
+    row["messages"][0]["content"] = "You are a helpful support assistant."
+    assert _reason(row) == "shallow_reply"
+
+
+@pytest.mark.parametrize("turns", [
+    ("Describe in detail how a refrigerator keeps food cold.", "With a compressor."),
+    ("Translate this sentence into French: 'The meeting moved to Friday afternoon.'", "Sorry, no."),
+    ("请详细说明一下数据库索引的原理。", "用树。"),
+    ("日本の四季の特徴を詳しく説明してください。", "四つあります。"),
+    ("지구 온난화의 원인과 해결책을 자세히 설명해 주세요.", "많아요."),
+])
+def test_short_replies_to_requests_that_ask_for_more_stay_shallow(turns):
+    assert _reason(chat(*turns)) == "shallow_reply"
+
+
+@pytest.mark.parametrize("ack", ["Okay, will do!", "好的，没问题。", "承知しました。", "네, 알겠어요."])
+def test_a_last_reply_that_only_acknowledges_is_shallow_in_any_number_of_turns(ack):
+    row = chat("Can you draft the onboarding checklist for our new engineers?", "Sure, who is it for?",
+               "Backend hires, first two weeks, remote.", ack)
+    kept, dropped = HardFilter()([row])
+    assert dropped and dropped[0]["drop_reason"] == "shallow_reply"
+    assert dropped[0]["drop_evidence"]["check"] == "acknowledgement_only"
+    assert dropped[0]["drop_evidence"]["window"] == ack
+
+
+def test_an_acknowledgement_of_thanks_or_of_a_yes_no_question_is_kept():
+    assert _reason(chat("Can you list three uses of baking soda?", "Cleaning, baking and deodorising, for example "
+                        "in the fridge or on carpets; it also soothes insect bites.", "Great, thanks!",
+                        "You're welcome, glad to help!")) is None
+    assert _reason(chat("Is Tokyo the capital of Japan?", "Yes.")) is None
+
+
+def test_hangul_jamo_count_as_dense_script_for_the_floor():
+    # An English request, so only counting the jamo makes this 36-char reply dense (floor 32, not 80).
+    reply = "ㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋ ㅎㅎㅎㅎ 진짜 웃겨 대박이다 어디서 찾았어"
+    assert len(reply) < 80
+    assert _reason(chat("My Korean friend sent a funny clip, write my laughing reply to her please.", reply)) is None
+
+
+def test_the_dense_floor_applies_when_the_request_is_dense():
+    # 40 Latin characters: under the 80 floor, over the 32 dense floor of a Chinese request.
+    assert _reason(chat("用英文写一句欢迎新同事的话。", "Welcome aboard, we are glad you joined!")) is None
+
+
+def test_a_request_phrased_as_a_question_is_not_answered_by_yes():
+    assert _reason(chat("Can you write me a short poem about autumn leaves?", "Yes.")) == "shallow_reply"
+    assert _reason(chat("你能帮我写一段产品介绍吗？", "能。")) == "shallow_reply"
+
+
+@pytest.mark.parametrize("turns", [
+    ("Could you review my résumé for a data analyst role?", "Of course, please paste it.",
+     "Hold on, I'll send it after lunch.", "OK!"),
+    ("帮我看看这份合同有没有问题。", "好的，请把合同发给我。", "等一下，我稍后发你。", "好的。"),
+    ("この文章を校正してもらえますか？", "はい、本文を貼ってください。", "ちょっと待ってね。", "はい、わかりました。"),
+    ("이력서 좀 봐줄래?", "네, 보내 주세요.", "잠깐만, 이따가 보낼게.", "네, 알겠습니다."),
+])
+def test_an_acknowledgement_of_a_deferring_user_turn_is_kept(turns):
+    assert _reason(chat(*turns)) is None
+
+
+def test_a_conversation_ending_on_a_user_turn_has_no_reply_to_judge():
+    row = chat("Plan a two-week trip through Vietnam for me, in detail.", "OK.", "Also add a budget.")
+    assert _reason(row) is None
+    row = chat("Plan a two-week trip through Vietnam for me, in detail.", "OK.", "And a budget, please.", "OK.")
+    assert _reason(row) == "shallow_reply"  # the same reply twice: the last one is still judged

@@ -78,3 +78,87 @@ def test_script_chaos_reason_agrees_with_the_exact_measure():
         for text in texts:
             exact = script_chaos(text, min_chars=p.script_chaos_min_chars) > threshold
             assert (soup_reason(text, p) == "script_chaos") == exact, (threshold, text)
+
+
+# --- layout runs are content; degenerate tails and leaked turns are garbage ---
+
+@pytest.mark.parametrize("text", [
+    "Banner:\n\n" + "#" * 30 + "\n#  WELCOME  #\n" + "*" * 30,                     # ASCII-art frame ends the text
+    "Installation Guide\n" + "~" * 18 + "\n\nRun the installer." + "\n\nNotes\n" + "`" * 55 + "\n\nSee above.",
+    "目录\n\n序言 " + "…" * 40 + " 3\n正文 " + "…" * 40 + " 12\n\n页码右对齐即可。",       # leaders before a number
+    "実行結果：\n" + "/" * 64 + "\n" + "+" * 64 + "\n\n区切り線として使えます。",             # printed separator lines
+    "예시 코드입니다.\n\n```python\nassert parse('" + "q" * 300 + "') is None\n```\n\n긴 입력도 처리합니다.",
+])
+def test_layout_runs_and_runs_in_closed_code_fences_are_kept(text):
+    assert soup_reason(text, P) is None
+
+
+def test_a_run_in_code_says_it_is_quoted_whatever_its_length():
+    found = TokenSoupFilter().find_soup([{"role": "assistant", "content": "Use `" + "k" * 260 + "` here."}])
+    assert found is not None and found["quoted"] is True and found["run_length"] == 260
+
+
+@pytest.mark.parametrize("text", [
+    "The answer is 3.14159" + "9" * 300,                                           # digit tail
+    "Summary of the results follows.\n" + "-" * 400,                              # exempt sign tail
+    "The Nile is about 6,650 km long, the longest river in Africa" + "?" * 130,   # expressive tail of a fact
+    "长城全长约两万一千公里，修建历时两千多年" + "呵" * 110,
+    "富士山の標高は3776メートルです" + "ですです" * 10,                              # short-period loop
+    "김치는 배추를 소금에 절여서 만듭니다" + "요요요요" * 2 + "니까니까" * 8,
+])
+def test_degenerate_tails_are_dropped(text):
+    assert soup_reason(text, P) == "char_run"
+
+
+def test_expressive_runs_inside_prose_and_short_laughs_at_the_end_are_kept():
+    assert soup_reason("That is hilarious " + "ㅋ" * 60 + " send me more", P) is None
+    assert soup_reason("好好笑，这只猫太可爱了" + "哈" * 40, P) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Paris is the capital of France.<|im_end|>\n<|im_start|>user\nAnd Spain?",
+    "北京是中国的首都。<|im_end|><|im_start|>assistant\n还有别的问题吗？",
+    "はい、できます。<|start_header_id|>user<|end_header_id|>\n次は？",
+    "네, 맞습니다.<|user|>고마워요",
+])
+def test_a_leaked_turn_boundary_with_a_role_is_dropped_at_any_count(text):
+    assert soup_reason(text, P) == "template_leak"
+
+
+def test_a_turn_boundary_quoted_as_an_example_is_kept():
+    assert soup_reason("ChatML opens a user turn with `<|im_start|>user` and closes it with `<|im_end|>`.", P) is None
+
+
+@pytest.mark.parametrize("source", [
+    "长江是中国最长的河流，全长约六千三百公里，流经十一个省区市。",
+    "京都には千年以上の歴史を持つ寺院や神社がたくさんあります。",
+    "서울은 대한민국의 수도이며 한강이 도시를 가로질러 흐릅니다.",
+])
+@pytest.mark.parametrize("codec", ["cp1252", "latin-1"])
+def test_utf8_read_as_a_western_codec_is_mojibake(source, codec):
+    garbled = source.encode("utf-8").decode(codec, errors="ignore")
+    found = TokenSoupFilter().find_soup([{"role": "assistant", "content": garbled}])
+    assert found is not None and found["check"] == "mojibake"
+
+
+def test_accented_latin_text_is_not_mojibake():
+    for text in ("Le garçon a mangé une crème brûlée à côté du château — très élégant, déjà vu.",
+                 "Größere Übungen für Schüler: Maßnahmen, Fußgänger, Äpfel und Öl.",
+                 "Preço: €12,50 · São Paulo, Bogotá, Kraków; «naïve» façade ½ ¾ ©®™"):
+        assert soup_reason(text, P) is None
+
+
+def test_a_short_period_loop_inside_prose_follows_the_prose_limit():
+    loop = "한국어는 정말 재미있" + "어요" * 30 + " 그래서 매일 공부해요."
+    assert soup_reason(loop, P) == "char_run"
+    assert soup_reason("Generating the configura" + "tion" * 15 + " file now, please wait.", P) == "char_run"
+    assert soup_reason("This is so funny " + "haha" * 20 + " I love it", P) is None  # laughter is expressive
+    assert soup_reason("重复的词语" + "你好" * 10 + "在这里结束了吗还没有", P) is None  # under 50 characters
+
+
+def test_the_loop_screen_finds_a_loop_wherever_it_starts():
+    for period_unit in ("니다", "abc", "tion"):
+        for offset in range(12):
+            loop = period_unit * (-(-50 // len(period_unit)))  # at least 50 characters
+            text = "Some words " + "w" * offset + loop + " and prose that goes on after it."
+            assert soup_reason(text, P) == "char_run", (period_unit, offset)
