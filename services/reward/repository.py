@@ -18,10 +18,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward.service import ScoredTrajectory
-from services.reward.spec import RewardSpec, spec_hash
 from shared.db.models import RewardRow, RewardSpecRow
 from shared.db.upsert import insert_ignore
 from shared.errors import NotFound
+from shared.schema.reward_spec import TOTAL_COMPONENT, RewardSpec, spec_hash
 
 __all__ = [
     "TOTAL_COMPONENT",
@@ -32,10 +32,6 @@ __all__ = [
     "rescore_counts",
     "save_spec",
 ]
-
-#: Component name of the per-trajectory row holding the spec's weighted total and status.
-TOTAL_COMPONENT = "total"
-
 
 async def save_spec(session: AsyncSession, spec: RewardSpec) -> str:
     """Store a spec under its hash (once) and return the hash."""

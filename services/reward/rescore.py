@@ -32,7 +32,7 @@ from services.reward.schemas import (
     RescoreStarted,
 )
 from services.reward.service import ScoredTrajectory, is_rollout_error, score_trajectory
-from services.reward.spec import RewardSpec
+from services.reward.spec import RewardSpec, check_spec
 from shared.clients import RolloutClient
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema import Trajectory
@@ -69,7 +69,7 @@ def _status_url(job_id: uuid.UUID, digest: str) -> str:
 async def start_rescore(session: AsyncSession, dispatcher: Dispatcher, job_id: uuid.UUID, body: RescoreRequest,
                         *, batch_size: int, rollout: RolloutClient) -> RescoreStarted:
     """Store the spec and queue one task per batch of the job's trajectories (sent after commit)."""
-    body.spec.validate_names()
+    check_spec(body.spec)
     if body.spec.functions:
         raise RewardSpecError("re-scoring a stored job with reward function components is not supported; "
                               "score the trajectories with POST /v1/rewards/score", param="spec.functions")

@@ -21,8 +21,11 @@ from services.reward.schemas import (
     RescoreStarted,
     ScoreRequest,
     ScoreResponse,
+    SpecCheckRequest,
+    SpecCheckResponse,
 )
 from services.reward.scoring import score_request
+from services.reward.spec import check_spec, spec_hash
 from shared.web import DispatcherDep, SessionDep, SettingsDep, StateDep
 
 __all__ = ["router"]
@@ -39,6 +42,13 @@ async def score(body: ScoreRequest, settings: SettingsDep, state: StateDep, requ
         return await score_request(body, allowed_modules=settings.reward_processor_modules)
     async with functions_client(state, request) as functions:
         return await score_request(body, allowed_modules=settings.reward_processor_modules, functions=functions)
+
+
+@router.post("/v1/rewards/check", response_model=SpecCheckResponse)
+def check(body: SpecCheckRequest) -> SpecCheckResponse:
+    """Check a reward spec's component names and params (422 naming the first bad one) and give its hash."""
+    check_spec(body.spec)
+    return SpecCheckResponse(spec_hash=spec_hash(body.spec))
 
 
 @router.post("/v1/rewards/record", response_model=RecordResponse)

@@ -20,12 +20,12 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.reward.spec import RewardSpec, spec_hash
 from services.rollout.export import DistillWeights, ExportFormat, ExportItem, ParquetSink, jsonl_row
 from shared.db.models import RewardRow, RolloutJobRow, TrajectoryRow
 from shared.errors import NotFound
 from shared.jsonl import dumps_line
 from shared.schema import TeacherSpec, Trajectory
+from shared.schema.reward_spec import RewardSpec, spec_hash
 
 __all__ = ["distill_weights", "export_job", "iter_job_items", "job_spec_hash", "trajectory_of"]
 

@@ -326,6 +326,11 @@ class RewardClient(ServiceClient):
         out = await self.request("POST", "/v1/rewards/score", json=body)
         return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 
+    async def check_spec(self, spec: dict[str, Any]) -> str:
+        """The spec's hash when the service has every component it names with the params given (4xx if not)."""
+        out = await self.request("POST", "/v1/rewards/check", json={"spec": spec})
+        return str(out["spec_hash"])
+
     async def record(self, spec: dict[str, Any], results: list[ScoredTrajectory], *,
                      job_id: str | None = None) -> dict[str, Any]:
         """Keep scores for stored trajectories (``trajectory_id`` names each, ``job_id`` their job); safe to repeat."""

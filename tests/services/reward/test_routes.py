@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from services.reward.app import SERVICE
+from shared.schema.reward_spec import RewardSpec, spec_hash
 
 
 @pytest.fixture
@@ -35,3 +36,15 @@ async def test_advantages_endpoint(client: httpx.AsyncClient) -> None:
     assert first["masks"] == [[1], [1], [0]] and "masked" in first["error"]
     per_step = await client.post("/v1/advantages", json={**body, "estimator": "grpo_per_step"})
     assert per_step.json()["groups"][1]["masks"] == [[1, 0], [1]]
+
+
+async def test_check_endpoint_gives_the_hash_or_names_the_bad_component(client: httpx.AsyncClient) -> None:
+    spec = {"components": [{"name": "tool_call", "params": {"mode": "bfcl"}}]}
+    resp = await client.post("/v1/rewards/check", json={"spec": spec})
+    assert resp.status_code == 200 and resp.json() == {"spec_hash": spec_hash(RewardSpec.model_validate(spec))}
+    unknown = await client.post("/v1/rewards/check", json={"spec": {"components": [{"name": "vibes"}]}})
+    assert unknown.status_code == 400 and unknown.json()["code"] == "unknown_reward_component"
+    assert "vibes" in unknown.text
+    bad = await client.post("/v1/rewards/check",
+                            json={"spec": {"components": [{"name": "tool_call", "params": {"strict": 1}}]}})
+    assert bad.status_code == 422 and "strict" in bad.text  # checked as the request is parsed
