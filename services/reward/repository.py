@@ -27,7 +27,10 @@ __all__ = [
     "TOTAL_COMPONENT",
     "RescoreCounts",
     "get_spec",
+    "component_means",
+    "newest_totals",
     "read_scores",
+    "read_scores_of",
     "record_scores",
     "rescore_counts",
     "save_spec",
@@ -81,6 +84,31 @@ async def read_scores(session: AsyncSession, trajectory_id: uuid.UUID, *, digest
     if digest is not None:
         stmt = stmt.where(RewardRow.spec_hash == digest)
     return list((await session.scalars(stmt.order_by(RewardRow.created_at, RewardRow.component))).all())
+
+
+async def read_scores_of(session: AsyncSession, trajectory_ids: Sequence[uuid.UUID], *,
+                         components: Sequence[str] | None = None) -> list[RewardRow]:
+    """The stored score rows of several trajectories (all specs; only ``components`` when given), oldest first."""
+    if not trajectory_ids:
+        return []
+    stmt = select(RewardRow).where(RewardRow.trajectory_id.in_(list(trajectory_ids)))
+    if components is not None:
+        stmt = stmt.where(RewardRow.component.in_(list(components)))
+    return list((await session.scalars(stmt.order_by(RewardRow.created_at, RewardRow.component))).all())
+
+
+async def newest_totals(session: AsyncSession, trajectory_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, float | None]:
+    """Each trajectory's newest stored total (of any spec): the score the rollout service keeps a copy of."""
+    rows = await read_scores_of(session, trajectory_ids, components=[TOTAL_COMPONENT])
+    return {row.trajectory_id: row.score for row in rows}  # oldest first: the newest wins
+
+
+async def component_means(session: AsyncSession, job_id: uuid.UUID) -> dict[str, float]:
+    """Mean score of each component (totals aside) over every score kept for the job's trajectories."""
+    stmt = (select(RewardRow.component, func.avg(RewardRow.score))
+            .where(RewardRow.job_id == job_id, RewardRow.component != TOTAL_COMPONENT, RewardRow.score.is_not(None))
+            .group_by(RewardRow.component).order_by(RewardRow.component))
+    return {name: float(mean) for name, mean in (await session.execute(stmt)).tuples() if mean is not None}
 
 
 @dataclass(slots=True)

@@ -9,7 +9,8 @@ failure of that trajectory, never of the batch.
 
 The job and its trajectories are the rollout service's: they are read through its API
 (``RolloutClient``: how many it stored, one page per batch in its stable order), never from
-its tables; the reward rows name the job, so progress reads only this service's own table.
+its tables, and each batch's newest totals go back to it the same way (it keeps a copy to list,
+sort and filter by); the reward rows name the job, so progress reads only this service's own table.
 """
 
 from __future__ import annotations
@@ -148,6 +149,11 @@ async def rescore_batch(session: AsyncSession, rollout: RolloutClient, *, job_id
     results = await asyncio.to_thread(_score_all, rows, spec, source)
     pairs = [(uuid.UUID(str(row["id"])), r) for row, r in zip(rows, results, strict=True)]
     inserted = await repository.record_scores(session, digest, pairs, job_id=job_id)
+    if pairs:
+        # The rollout service keeps each trajectory's newest total (its listings sort and filter on it):
+        # it is told through its API; a refusal raises, so the batch runs again and tells it then.
+        newest = await repository.newest_totals(session, [tid for tid, _ in pairs])
+        await rollout.keep_rewards(str(job_id), {str(tid): score for tid, score in newest.items()})
     outcome = {"trajectories": len(rows), "rows_inserted": inserted}
     for status in ("ok", "failed", "skipped"):
         outcome[status] = sum(r.status == status for r in results)

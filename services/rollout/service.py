@@ -20,6 +20,8 @@ from services.rollout.build import check_spec, reward_spec_of
 from services.rollout.publish import publish_unpublished
 from services.rollout.remote import ToolsServiceExecutor
 from services.rollout.schemas import (
+    RewardsKept,
+    RewardTotals,
     RolloutJobCreate,
     RolloutJobRead,
     RolloutRunSpec,
@@ -43,6 +45,7 @@ __all__ = [
     "create_job",
     "fail_shard",
     "job_events",
+    "keep_rewards",
     "read_job",
     "read_trajectories",
     "run_shard",
@@ -232,6 +235,13 @@ def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
             data["tokens"]["teacher_logprobs"] = row.teacher_logprobs
     return {**data, "group_id": str(row.group_id), "task_id": row.task_id, "sample_index": row.sample_index,
             "attempt": row.attempt, "reward": reward if reward is not None else row.meta.get("reward")}
+
+
+async def keep_rewards(session: AsyncSession, job_id: uuid.UUID, body: RewardTotals) -> RewardsKept:
+    """Keep the reward service's newest totals on the job's trajectories (404 for an unknown job)."""
+    await repo.get_job(session, job_id)
+    kept = await repo.keep_rewards(session, job_id, {t.trajectory_id: t.score for t in body.totals})
+    return RewardsKept(kept=kept)
 
 
 async def read_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset: int, limit: int) -> TrajectoryPage:

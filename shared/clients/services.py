@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json as _stdlib_json
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Self
 from urllib.parse import quote
 
@@ -24,6 +25,7 @@ from shared.clients.transport import AsgiExchange, Endpoint, Endpoints, Reply
 from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
 from shared.jsonl import dumps_wide
 from shared.schema import ScoredTrajectory, ToolInfo, Trajectory
+from shared.schema.reward_spec import JobRewardSummary, StoredReward
 from shared.settings import Settings
 
 __all__ = [
@@ -39,6 +41,8 @@ __all__ = [
 ]
 
 _RETRY_STATUS = frozenset({502, 503, 504})
+#: Trajectories per ``POST /v1/rewards/query`` (the route's limit).
+_STORED_BATCH = 1000
 
 
 class ToolOutcome(BaseModel):
@@ -338,6 +342,25 @@ class RewardClient(ServiceClient):
         out: dict[str, Any] = await self.request("POST", "/v1/rewards/record", json=body)
         return out
 
+    async def stored(self, trajectory_ids: Sequence[str], *,
+                     components: Sequence[str] | None = None) -> list[StoredReward]:
+        """The scores kept for stored trajectories (every spec's, oldest first), a bounded batch per call."""
+        out: list[StoredReward] = []
+        ids = list(dict.fromkeys(trajectory_ids))
+        for start in range(0, len(ids), _STORED_BATCH):
+            body: dict[str, Any] = {"trajectory_ids": ids[start:start + _STORED_BATCH]}
+            if components is not None:
+                body["components"] = list(components)
+            page = await self.request("POST", "/v1/rewards/query", json=body)
+            out += [StoredReward.model_validate(r) for r in page.get("items") or []]
+        out.sort(key=lambda r: r.created_at)  # stable: each batch is already oldest first
+        return out
+
+    async def job_summary(self, job_id: str) -> JobRewardSummary:
+        """Mean score of each component over the scores kept for a rollout job's trajectories."""
+        out = await self.request("GET", "/v1/rewards/summary", params={"job_id": job_id})
+        return JobRewardSummary.model_validate(out)
+
     async def advantages(self, groups: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
         """Advantages and masks per group (``POST /v1/advantages``)."""
         out = await self.request("POST", "/v1/advantages", json={"groups": groups, **options})
@@ -380,3 +403,10 @@ class RolloutClient(ServiceClient):
         out: dict[str, Any] = await self.request("GET", f"/v1/rollouts/{job_id}/trajectories",
                                                  params={"offset": offset, "limit": limit})
         return out
+
+    async def keep_rewards(self, job_id: str, totals: dict[str, float | None]) -> int:
+        """Hand the job's trajectories their newest reward totals (trajectory id → score) to keep; returns how many
+        it holds. The reward service sends them after it re-scores; the same totals twice change nothing."""
+        body = {"totals": [{"trajectory_id": tid, "score": score} for tid, score in totals.items()]}
+        out = await self.request("POST", f"/v1/rollouts/{job_id}/rewards", json=body)
+        return int(out.get("kept") or 0)

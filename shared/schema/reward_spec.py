@@ -1,4 +1,5 @@
-"""Reward specs: which components run, with which params and weights, and their combination.
+"""Reward specs (which components run, with which params and weights, and their combination) and the
+scores the reward service keeps for them.
 
 The shape every service speaks (a rollout job carries one, the reward service scores with it, its
 hash names the scores kept). Whether a spec's component names and params are ones the reward
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import uuid
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -19,7 +22,8 @@ from shared.errors import InvalidInput
 from shared.schema.functions import RewardFunctionComponent
 from shared.skills import SKILL_WEIGHT_KEYS, SkillSpec
 
-__all__ = ["SKILL_WEIGHT_NAMES", "TOTAL_COMPONENT", "ComponentSpec", "RewardSpec", "RewardSpecError", "spec_hash"]
+__all__ = ["SKILL_WEIGHT_NAMES", "TOTAL_COMPONENT", "ComponentSpec", "JobRewardSummary", "RewardSpec",
+           "RewardSpecError", "StoredReward", "StoredRewardPage", "StoredRewardQuery", "spec_hash"]
 
 #: Component name of the per-trajectory score holding a spec's weighted total and status.
 TOTAL_COMPONENT = "total"
@@ -109,3 +113,45 @@ def spec_hash(spec: RewardSpec) -> str:
     """A stable SHA-256 of the spec's canonical JSON (key order and defaults do not change it)."""
     canonical = orjson.dumps(spec.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
+
+
+class StoredReward(BaseModel):
+    """One score the reward service keeps for a stored trajectory, and exactly how it was made.
+
+    ``component`` is a component's name, or ``total`` for the spec's weighted total (its status says
+    whether the trajectory was scored, failed or skipped).
+    """
+
+    trajectory_id: str
+    job_id: str | None = None
+    component: str
+    version: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    spec_hash: str | None = None
+    weight: float
+    score: float | None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    status: str
+    error: str | None = None
+    created_at: datetime
+
+
+class StoredRewardQuery(BaseModel):
+    """Which trajectories' kept scores to read (every spec's), optionally only some components."""
+
+    trajectory_ids: list[uuid.UUID] = Field(max_length=1000)
+    components: list[str] | None = Field(default=None, max_length=100)
+
+
+class StoredRewardPage(BaseModel):
+    """Kept scores, oldest first (a later row is a newer spec's, or a re-score's)."""
+
+    items: list[StoredReward] = Field(default_factory=list)
+
+
+class JobRewardSummary(BaseModel):
+    """What the scores kept for one rollout job's trajectories add up to."""
+
+    job_id: str
+    #: Mean score of each component (totals aside) over every kept score of the job, by name.
+    components: dict[str, float] = Field(default_factory=dict)
