@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -52,7 +53,8 @@ async def test_check_endpoint_gives_the_hash_or_names_the_bad_component(client: 
     assert bad.status_code == 422 and "strict" in bad.text  # checked as the request is parsed
 
 
-async def test_kept_scores_are_read_by_trajectory_and_summed_up_by_job(client: httpx.AsyncClient, session) -> None:
+async def test_kept_scores_are_read_by_trajectory_and_summed_up_by_job(client: httpx.AsyncClient,
+                                                                       session: Any) -> None:
     from sqlalchemy import select
 
     from shared.db.models import TrajectoryRow

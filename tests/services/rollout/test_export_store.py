@@ -20,13 +20,14 @@ from shared.db.session import engine_of
 from shared.errors import NotFound
 from shared.schema import ScoredTrajectory
 from shared.schema.reward_spec import RewardSpec, spec_hash
+from shared.settings import Settings
 
 SPEC = {"components": [{"name": "tool_call", "weight": 1.0}]}
 OTHER = {"components": [{"name": "tool_call", "weight": 0.5}]}
 
 
 @pytest.fixture
-async def rewards(settings, sessionmaker, api_key: str) -> AsyncIterator[RewardClient]:
+async def rewards(settings: Settings, sessionmaker: Any, api_key: str) -> AsyncIterator[RewardClient]:
     async with Endpoints(settings, engine=engine_of(sessionmaker), sessionmaker=sessionmaker) as endpoints, \
             await RewardClient.open(endpoints, api_key=api_key) as client:
         yield client

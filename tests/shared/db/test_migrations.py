@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -147,7 +148,7 @@ def _backfill(url: str) -> None:
     assert "reward" not in {c["name"] for c in asyncio.run(_columns(url, "trajectory"))}
 
 
-async def _columns(url: str, table: str) -> list[dict[str, object]]:
+async def _columns(url: str, table: str) -> list[Any]:
     engine = create_async_engine(url)
     try:
         async with engine.connect() as conn:
