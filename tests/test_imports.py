@@ -60,3 +60,20 @@ def _row_imports(package: Path) -> set[str]:
 def test_the_reward_service_reads_no_rollout_table() -> None:
     """Re-scoring reads a job's trajectories through the rollout API; its own rows name the job."""
     assert not _row_imports(REPO_ROOT / "services" / "reward") & _OWNED_ROWS["services.rollout"]
+
+
+def test_the_rollout_service_reads_no_reward_table() -> None:
+    """Rewards reach the rollout service through the reward service's client (REST or its app in-process);
+    its own ``trajectory.reward`` is the copy it keeps. Import contracts see modules, not names, so the
+    source is read: no reward table model, no SQL naming the table, no reward service module."""
+    import re
+
+    table_sql = re.compile(r"\b(from|join|into|update)\s+reward(_spec)?\b", re.IGNORECASE)
+    offenders = []
+    for path in sorted((REPO_ROOT / "services" / "rollout").rglob("*.py")):
+        text = path.read_text()
+        found = [word for word in ("RewardRow", "RewardSpecRow", "services.reward") if word in text]
+        found += [m.group(0) for m in table_sql.finditer(text)]
+        if found:
+            offenders.append(f"{path.relative_to(REPO_ROOT)}: {', '.join(found)}")
+    assert offenders == []

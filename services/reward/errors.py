@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from shared.errors import InvalidInput, RewardError
+from shared.errors import RewardError
+from shared.schema.reward_spec import RewardSpecError
 
 __all__ = ["ProcessorFailed", "ProcessorTimeout", "RewardSpecError", "UnknownComponent"]
-
-
-class RewardSpecError(InvalidInput):
-    """A reward spec or ground truth that cannot be used as given."""
-
-    code = "invalid_reward_spec"
 
 
 class UnknownComponent(RewardSpecError):

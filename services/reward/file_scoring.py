@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from services.reward.errors import RewardSpecError
 from services.reward.ground_truth import ground_truth_object
 from services.reward.service import ScoredTrajectory, score_trajectory
-from services.reward.spec import RewardSpec
+from services.reward.spec import RewardSpec, check_spec
 from shared.errors import InvalidInput
 from shared.jsonl import JsonlRecord, iter_jsonl_path
 from shared.schema import Trajectory
@@ -53,7 +53,7 @@ def load_spec_file(path: Path) -> RewardSpec:
         raise RewardSpecError(f"{path.name} is not a valid reward spec: {exc}", param=exc.param) from None
     except (AttributeError, TypeError, ValueError) as exc:
         raise RewardSpecError(f"{path.name} is not a valid reward spec: {exc}") from exc
-    spec.validate_names()
+    check_spec(spec)
     return spec
 
 

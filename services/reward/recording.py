@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward import repository
 from services.reward.schemas import RecordRequest, RecordResponse
+from services.reward.spec import check_spec
 from shared.errors import ValidationFailed
 
 __all__ = ["record_results"]
@@ -29,7 +30,7 @@ def _trajectory_id(raw: str) -> uuid.UUID:
 
 async def record_results(session: AsyncSession, body: RecordRequest) -> RecordResponse:
     """Store the spec by hash and every result's provenance rows (flush only; 422 for unknown trajectories)."""
-    body.spec.validate_names()
+    check_spec(body.spec)
     pairs = [(_trajectory_id(r.trajectory_id), r) for r in body.results]
     digest = await repository.save_spec(session, body.spec)
     try:

@@ -18,24 +18,23 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.reward.service import ScoredTrajectory
-from services.reward.spec import RewardSpec, spec_hash
 from shared.db.models import RewardRow, RewardSpecRow
 from shared.db.upsert import insert_ignore
 from shared.errors import NotFound
+from shared.schema.reward_spec import TOTAL_COMPONENT, RewardSpec, spec_hash
 
 __all__ = [
     "TOTAL_COMPONENT",
     "RescoreCounts",
     "get_spec",
+    "component_means",
+    "newest_totals",
     "read_scores",
+    "read_scores_of",
     "record_scores",
     "rescore_counts",
     "save_spec",
 ]
-
-#: Component name of the per-trajectory row holding the spec's weighted total and status.
-TOTAL_COMPONENT = "total"
-
 
 async def save_spec(session: AsyncSession, spec: RewardSpec) -> str:
     """Store a spec under its hash (once) and return the hash."""
@@ -85,6 +84,31 @@ async def read_scores(session: AsyncSession, trajectory_id: uuid.UUID, *, digest
     if digest is not None:
         stmt = stmt.where(RewardRow.spec_hash == digest)
     return list((await session.scalars(stmt.order_by(RewardRow.created_at, RewardRow.component))).all())
+
+
+async def read_scores_of(session: AsyncSession, trajectory_ids: Sequence[uuid.UUID], *,
+                         components: Sequence[str] | None = None) -> list[RewardRow]:
+    """The stored score rows of several trajectories (all specs; only ``components`` when given), oldest first."""
+    if not trajectory_ids:
+        return []
+    stmt = select(RewardRow).where(RewardRow.trajectory_id.in_(list(trajectory_ids)))
+    if components is not None:
+        stmt = stmt.where(RewardRow.component.in_(list(components)))
+    return list((await session.scalars(stmt.order_by(RewardRow.created_at, RewardRow.component))).all())
+
+
+async def newest_totals(session: AsyncSession, trajectory_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, float | None]:
+    """Each trajectory's newest stored total (of any spec): the score the rollout service keeps a copy of."""
+    rows = await read_scores_of(session, trajectory_ids, components=[TOTAL_COMPONENT])
+    return {row.trajectory_id: row.score for row in rows}  # oldest first: the newest wins
+
+
+async def component_means(session: AsyncSession, job_id: uuid.UUID) -> dict[str, float]:
+    """Mean score of each component (totals aside) over every score kept for the job's trajectories."""
+    stmt = (select(RewardRow.component, func.avg(RewardRow.score))
+            .where(RewardRow.job_id == job_id, RewardRow.component != TOTAL_COMPONENT, RewardRow.score.is_not(None))
+            .group_by(RewardRow.component).order_by(RewardRow.component))
+    return {name: float(mean) for name, mean in (await session.execute(stmt)).tuples() if mean is not None}
 
 
 @dataclass(slots=True)

@@ -9,7 +9,8 @@ failure of that trajectory, never of the batch.
 
 The job and its trajectories are the rollout service's: they are read through its API
 (``RolloutClient``: how many it stored, one page per batch in its stable order), never from
-its tables; the reward rows name the job, so progress reads only this service's own table.
+its tables, and each batch's newest totals go back to it the same way (it keeps a copy to list,
+sort and filter by); the reward rows name the job, so progress reads only this service's own table.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from services.reward.schemas import (
     RescoreStarted,
 )
 from services.reward.service import ScoredTrajectory, is_rollout_error, score_trajectory
-from services.reward.spec import RewardSpec
+from services.reward.spec import RewardSpec, check_spec
 from shared.clients import RolloutClient
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema import Trajectory
@@ -69,7 +70,7 @@ def _status_url(job_id: uuid.UUID, digest: str) -> str:
 async def start_rescore(session: AsyncSession, dispatcher: Dispatcher, job_id: uuid.UUID, body: RescoreRequest,
                         *, batch_size: int, rollout: RolloutClient) -> RescoreStarted:
     """Store the spec and queue one task per batch of the job's trajectories (sent after commit)."""
-    body.spec.validate_names()
+    check_spec(body.spec)
     if body.spec.functions:
         raise RewardSpecError("re-scoring a stored job with reward function components is not supported; "
                               "score the trajectories with POST /v1/rewards/score", param="spec.functions")
@@ -148,6 +149,11 @@ async def rescore_batch(session: AsyncSession, rollout: RolloutClient, *, job_id
     results = await asyncio.to_thread(_score_all, rows, spec, source)
     pairs = [(uuid.UUID(str(row["id"])), r) for row, r in zip(rows, results, strict=True)]
     inserted = await repository.record_scores(session, digest, pairs, job_id=job_id)
+    if pairs:
+        # The rollout service keeps each trajectory's newest total (its listings sort and filter on it):
+        # it is told through its API; a refusal raises, so the batch runs again and tells it then.
+        newest = await repository.newest_totals(session, [tid for tid, _ in pairs])
+        await rollout.keep_rewards(str(job_id), {str(tid): score for tid, score in newest.items()})
     outcome = {"trajectories": len(rows), "rows_inserted": inserted}
     for status in ("ok", "failed", "skipped"):
         outcome[status] = sum(r.status == status for r in results)

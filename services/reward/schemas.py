@@ -8,13 +8,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from services.reward.service import ScoredTrajectory
-from services.reward.spec import RewardSpec
+from services.reward.spec import CheckedRewardSpec, RewardSpec
 from shared.schema import Trajectory
 
 __all__ = ["AdvantageGroup", "AdvantageGroupResult", "AdvantagesRequest", "AdvantagesResponse",
            "GroundTruthSource", "ProcessorRef", "RecordRequest", "RecordResponse",
            "RescoreProgress", "RescoreRequest", "RescoreStarted",
-           "ScoreRequest", "ScoreResponse"]
+           "ScoreRequest", "ScoreResponse", "SpecCheckRequest", "SpecCheckResponse"]
 
 #: Where a stored trajectory's ground truth is read: ``meta.ground_truth``, ``meta.rollout_extra.solution``,
 #: or the first of the two that is present (``auto``).
@@ -37,8 +37,20 @@ class ScoreRequest(BaseModel):
 
     trajectories: list[Trajectory]
     ground_truths: list[dict[str, Any] | None] | None = None
-    spec: RewardSpec = Field(default_factory=RewardSpec)
+    spec: CheckedRewardSpec = Field(default_factory=RewardSpec)
     processors: list[ProcessorRef] = Field(default_factory=list)
+
+
+class SpecCheckRequest(BaseModel):
+    """A reward spec to check against this service's components (nothing is scored or stored)."""
+
+    spec: CheckedRewardSpec
+
+
+class SpecCheckResponse(BaseModel):
+    """The checked spec's hash: the name its scores are kept under."""
+
+    spec_hash: str
 
 
 class ScoreResponse(BaseModel):
@@ -55,7 +67,7 @@ class RecordRequest(BaseModel):
     same results twice stores each score once (keyed by trajectory, component and the spec's hash).
     """
 
-    spec: RewardSpec
+    spec: CheckedRewardSpec
     results: list[ScoredTrajectory] = Field(max_length=10_000)
     job_id: uuid.UUID | None = None
 
@@ -100,7 +112,7 @@ class AdvantagesResponse(BaseModel):
 class RescoreRequest(BaseModel):
     """A new reward spec for every stored trajectory of a rollout job."""
 
-    spec: RewardSpec
+    spec: CheckedRewardSpec
     ground_truth_source: GroundTruthSource = "auto"
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.reward.extract import ROLLOUT_ERROR_PREFIX
-from services.reward.spec import RewardSpec, run_spec
+from services.reward.spec import RewardSpec, check_spec, run_spec
 from shared.schema import RewardRecord, ScoredTrajectory, Trajectory, content_text
 
 __all__ = ["ScoredTrajectory", "ground_truth_of", "is_rollout_error", "score_trajectories", "score_trajectory"]
@@ -60,6 +60,6 @@ def score_trajectory(
 def score_trajectories(trajs: Sequence[Trajectory], spec: RewardSpec, *,
                        ground_truths: Sequence[dict[str, Any] | None] | None = None) -> list[ScoredTrajectory]:
     """Score a batch; each trajectory's failure is recorded on its own result."""
-    spec.validate_names()
+    check_spec(spec)
     truths = list(ground_truths) if ground_truths is not None else [None] * len(trajs)
     return [score_trajectory(t, spec, g) for t, g in zip(trajs, truths, strict=True)]

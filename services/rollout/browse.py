@@ -5,6 +5,10 @@ percentiles, stop reasons, tokens/s, failures by cause), its groups with their
 members side by side, one trajectory with its token data and every stored
 reward with provenance, and a paginated search over trajectories. Every
 function takes the request's session and only reads.
+
+Totals (listing, sorting, filtering, means) are each trajectory's own ``reward``
+column, the rollout's copy of the reward service's newest total; per-component
+scores and their provenance are the reward service's, read through its client.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.rollout import repository as repo
 from services.rollout.schemas import JobStatus
-from shared.db.models import RewardRow, RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
+from shared.clients import RewardClient
+from shared.db.models import RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
 from shared.errors import NotFound, ValidationFailed
+from shared.schema.reward_spec import TOTAL_COMPONENT, StoredReward
 
 __all__ = [
     "GroupDetail",
@@ -247,10 +253,8 @@ class TrajectorySearchPage(BaseModel):
 
 
 def _total_reward() -> Any:
-    """The newest stored ``total`` score of the trajectory in the outer query."""
-    return (select(RewardRow.score).where(RewardRow.trajectory_id == TrajectoryRow.id,
-                                          RewardRow.component == "total")
-            .order_by(RewardRow.created_at.desc()).limit(1).scalar_subquery())
+    """The trajectory's newest reward total (the rollout's copy of the reward service's)."""
+    return TrajectoryRow.reward
 
 
 def _number(value: Any) -> float | None:
@@ -284,9 +288,8 @@ async def list_jobs(session: AsyncSession, *, offset: int, limit: int, status: s
 async def _job_means(session: AsyncSession, job_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, float]:
     if not job_ids:
         return {}
-    stmt = (select(TrajectoryRow.job_id, func.avg(RewardRow.score))
-            .join(RewardRow, RewardRow.trajectory_id == TrajectoryRow.id)
-            .where(TrajectoryRow.job_id.in_(list(job_ids)), RewardRow.component == "total")
+    stmt = (select(TrajectoryRow.job_id, func.avg(TrajectoryRow.reward))
+            .where(TrajectoryRow.job_id.in_(list(job_ids)), TrajectoryRow.reward.is_not(None))
             .group_by(TrajectoryRow.job_id))
     return {jid: float(mean) for jid, mean in (await session.execute(stmt)).tuples() if jid and mean is not None}
 
@@ -430,15 +433,13 @@ async def list_groups(session: AsyncSession, job_id: uuid.UUID, *, offset: int, 
     return GroupPage(items=items, next_offset=_next(offset, len(items), limit))
 
 
-async def _components(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict[str, float | None]]:
-    """Newest score of each reward component, per trajectory."""
+async def _components(rewards: RewardClient, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict[str, float | None]]:
+    """Newest score of each reward component, per trajectory (the reward service's, oldest first)."""
     out: dict[uuid.UUID, dict[str, float | None]] = {}
     if not ids:
         return out
-    stmt = (select(RewardRow.trajectory_id, RewardRow.component, RewardRow.score)
-            .where(RewardRow.trajectory_id.in_(list(ids))).order_by(RewardRow.created_at))
-    for tid, component, score in (await session.execute(stmt)).tuples():
-        out.setdefault(tid, {})[component] = score  # later rows (newer specs) win
+    for r in await rewards.stored([str(i) for i in ids]):
+        out.setdefault(uuid.UUID(r.trajectory_id), {})[r.component] = r.score  # later rows (newer specs) win
     return out
 
 
@@ -465,26 +466,28 @@ def _member(row: TrajectoryRow, components: dict[str, float | None]) -> MemberSu
     meta = row.meta or {}
     mask = row.loss_mask or []
     statuses: Counter[str] = Counter(s for step in row.steps or [] for s in step.get("parse_statuses") or [])
-    reward = components.get("total")
+    reward = components.get(TOTAL_COMPONENT)
     return MemberSummary(
         id=str(row.id), sample_index=row.sample_index, attempt=row.attempt, status=row.status,
         stop_reason=row.stop_reason, truncated=row.truncated, turns=row.turns,
         prompt_tokens=len(row.prompt_ids or []), response_tokens=len(row.response_ids or []),
         sampled_tokens=int(sum(1 for m in mask if m)),
         reward=reward if reward is not None else _number(meta.get("reward")),
-        components={k: v for k, v in components.items() if k != "total"}, advantage=_number(meta.get("advantage")),
+        components={k: v for k, v in components.items() if k != TOTAL_COMPONENT},
+        advantage=_number(meta.get("advantage")),
         tools_called=_called(row.messages or []), parse_statuses=dict(statuses),
         last_reply=_last_reply(row.messages or []), error=meta.get("error"))
 
 
-async def read_group(session: AsyncSession, job_id: uuid.UUID, group_id: uuid.UUID) -> GroupDetail:
+async def read_group(session: AsyncSession, rewards: RewardClient, job_id: uuid.UUID,
+                     group_id: uuid.UUID) -> GroupDetail:
     """A group with every stored member (reward components, advantage, stop reason, turns, tokens)."""
     group = await session.get(TrajectoryGroupRow, group_id)
     if group is None or group.job_id != job_id:
         raise NotFound(f"no group {group_id} in rollout job {job_id}", param="group_id")
     rows = list((await session.scalars(select(TrajectoryRow).where(TrajectoryRow.group_id == group_id)
                                        .order_by(TrajectoryRow.sample_index, TrajectoryRow.attempt))).all())
-    scores = await _components(session, [r.id for r in rows])
+    scores = await _components(rewards, [r.id for r in rows])
     members = [_member(r, scores.get(r.id, {})) for r in rows]
     base = _group_summary(group, len(rows))
     return GroupDetail(**base.model_dump(), job_id=str(job_id), task=group.task or {}, summary=group.summary or {},
@@ -494,19 +497,18 @@ async def read_group(session: AsyncSession, job_id: uuid.UUID, group_id: uuid.UU
 # -- one trajectory -----------------------------------------------------------------------------
 
 
-async def read_trajectory(session: AsyncSession, trajectory_id: uuid.UUID) -> TrajectoryDetail:
-    """One stored trajectory with token data and every stored reward with its provenance."""
+async def read_trajectory(session: AsyncSession, rewards: RewardClient, trajectory_id: uuid.UUID) -> TrajectoryDetail:
+    """One stored trajectory with token data and every reward the reward service keeps for it, with provenance."""
     row = await session.get(TrajectoryRow, trajectory_id)
     if row is None:
         raise NotFound(f"no trajectory with id {trajectory_id}", param="id")
-    rewards = list((await session.scalars(select(RewardRow).where(RewardRow.trajectory_id == trajectory_id)
-                                          .order_by(RewardRow.created_at, RewardRow.component))).all())
+    stored = await rewards.stored([str(trajectory_id)])
     policy: dict[str, Any] = {}
     if row.job_id is not None:
         job = await session.get(RolloutJobRow, row.job_id)
         spec = job.spec if job is not None else {}
         policy = {"mode": spec.get("mode"), **(spec.get("policy") or {})}
-    return _detail(row, rewards, policy)
+    return _detail(row, stored, policy)
 
 
 def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
@@ -521,12 +523,12 @@ def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
     return out
 
 
-def _detail(row: TrajectoryRow, rewards: Sequence[RewardRow], policy: dict[str, Any]) -> TrajectoryDetail:
+def _detail(row: TrajectoryRow, rewards: Sequence[StoredReward], policy: dict[str, Any]) -> TrajectoryDetail:
     meta = dict(row.meta or {})
     provenance = [RewardProvenance(component=r.component, version=r.version, params=r.params or {},
                                    spec_hash=r.spec_hash, weight=r.weight, score=r.score, metrics=r.metrics or {},
                                    status=r.status, error=r.error, created_at=r.created_at) for r in rewards]
-    totals = [p for p in provenance if p.component == "total"]
+    totals = [p for p in provenance if p.component == TOTAL_COMPONENT]
     reward = totals[-1].score if totals else _number(meta.get("reward"))
     return TrajectoryDetail(
         id=str(row.id), job_id=str(row.job_id) if row.job_id else None,

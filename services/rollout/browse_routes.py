@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from services.rollout import browse
 from services.rollout.browse import (
@@ -17,8 +17,9 @@ from services.rollout.browse import (
     TrajectoryQuery,
     TrajectorySearchPage,
 )
+from services.rollout.deps import reward_client
 from services.rollout.schemas import JobStatus
-from shared.web import SessionDep
+from shared.web import SessionDep, StateDep
 
 __all__ = ["browse_router"]
 
@@ -48,9 +49,11 @@ async def list_rollout_groups(job_id: uuid.UUID, session: SessionDep, offset: Of
 
 
 @browse_router.get("/v1/rollouts/{job_id}/groups/{group_id}", response_model=GroupDetail)
-async def read_rollout_group(job_id: uuid.UUID, group_id: uuid.UUID, session: SessionDep) -> GroupDetail:
+async def read_rollout_group(job_id: uuid.UUID, group_id: uuid.UUID, session: SessionDep, state: StateDep,
+                             request: Request) -> GroupDetail:
     """One group with every stored member side by side."""
-    return await browse.read_group(session, job_id, group_id)
+    async with reward_client(state, request) as rewards:
+        return await browse.read_group(session, rewards, job_id, group_id)
 
 
 @browse_router.get("/v1/trajectories", response_model=TrajectorySearchPage)
@@ -73,6 +76,8 @@ async def search_trajectories(
 
 
 @browse_router.get("/v1/trajectories/{trajectory_id}", response_model=TrajectoryDetail)
-async def read_trajectory(trajectory_id: uuid.UUID, session: SessionDep) -> TrajectoryDetail:
+async def read_trajectory(trajectory_id: uuid.UUID, session: SessionDep, state: StateDep,
+                          request: Request) -> TrajectoryDetail:
     """One stored trajectory with token data, steps and every reward with its provenance."""
-    return await browse.read_trajectory(session, trajectory_id)
+    async with reward_client(state, request) as rewards:
+        return await browse.read_trajectory(session, rewards, trajectory_id)

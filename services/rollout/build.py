@@ -1,8 +1,8 @@
 """From a job spec to a running engine: policy, tools or env, parser, token bridge.
 
-``check_spec`` resolves every name a spec uses (backend, reward components,
-parser family) at submission, so a bad name is a 422 then, not a failed shard
-later; env and tool names are the envs and tools services' to answer
+``check_spec`` resolves every name a spec uses (backend, parser family) at
+submission, so a bad name is a 422 then, not a failed shard later; env, tool
+and reward component names are the envs, tools and reward services' to answer
 (``services.rollout.service.check_services``). ``build_runtime`` builds what
 one shard runs with. Every env is reached over OpenEnv: ``env.base_url`` any
 server, ``env.name`` the envs service through its client (its URL, or its app in
@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.inference.backends.registry import default_registry as backend_registry
-from services.reward.spec import RewardSpec
 from services.rollout.adapters import (
     POLICY_FACTORIES,
     BackendPolicy,
@@ -37,6 +36,7 @@ from shared.errors import TrajforgeError, ValidationFailed
 from shared.plugins import check_allowed, load_object
 from shared.schema import Trajectory
 from shared.schema.functions import RewardFunctionComponent
+from shared.schema.reward_spec import RewardSpec
 from shared.settings import Settings
 from shared.toolcalls import family_names
 
@@ -145,10 +145,10 @@ def check_reward_function(comp: RewardFunctionComponent, allowed_modules: Sequen
 
 
 def _check_reward(spec: RolloutRunSpec) -> None:
+    # The shape only: whether the reward service has its components is asked of that service
+    # (``services.rollout.service.check_services``).
     try:
-        reward = reward_spec_of(spec)
-        if reward is not None:
-            reward.validate_names()
+        reward_spec_of(spec)
     except TrajforgeError as exc:
         raise ValidationFailed(exc.message, param="reward") from None
     except ValueError as exc:

@@ -2,9 +2,10 @@
 
 Only the newest attempt of each (task, member) is exported, and members cut by
 over-sampling (``meta["cut"]``) are left out: a trainer wants exactly the
-group it would have been given live. The reward is the stored total of the
-job's own reward spec; without one, ``meta["reward"]`` (an env's episode
-reward), else the newest total of any spec. The advantage is ``meta["advantage"]``.
+group it would have been given live. The reward is the total the reward
+service keeps for the job's own reward spec (asked through its client, a page
+at a time); without one, ``meta["reward"]`` (an env's episode reward), else the
+newest total of any spec. The advantage is ``meta["advantage"]``.
 """
 
 from __future__ import annotations
@@ -20,18 +21,15 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.reward.spec import RewardSpec, spec_hash
 from services.rollout.export import DistillWeights, ExportFormat, ExportItem, ParquetSink, jsonl_row
-from shared.db.models import RewardRow, RolloutJobRow, TrajectoryRow
+from shared.clients import RewardClient
+from shared.db.models import RolloutJobRow, TrajectoryRow
 from shared.errors import NotFound
 from shared.jsonl import dumps_line
 from shared.schema import TeacherSpec, Trajectory
+from shared.schema.reward_spec import TOTAL_COMPONENT, RewardSpec, spec_hash
 
 __all__ = ["distill_weights", "export_job", "iter_job_items", "job_spec_hash", "trajectory_of"]
-
-#: Component name of the stored per-trajectory total (services/reward/repository.py).
-_TOTAL = "total"
-
 
 def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
     if row.response_ids is None:
@@ -83,16 +81,16 @@ def job_spec_hash(job: RolloutJobRow) -> str | None:
         return None
 
 
-async def _totals(session: AsyncSession, ids: list[uuid.UUID],
+async def _totals(rewards: RewardClient, ids: list[uuid.UUID],
                   digest: str | None) -> dict[uuid.UUID, tuple[float | None, bool]]:
-    """Each trajectory's stored total: the job spec's (exact=True), else the newest of any spec."""
-    stmt = (select(RewardRow.trajectory_id, RewardRow.spec_hash, RewardRow.score)
-            .where(RewardRow.trajectory_id.in_(ids), RewardRow.component == _TOTAL)
-            .order_by(RewardRow.created_at))
+    """Each trajectory's kept total (the reward service's): the job spec's (exact=True), else the newest of any spec."""
     out: dict[uuid.UUID, tuple[float | None, bool]] = {}
-    for traj_id, row_hash, score in (await session.execute(stmt)).all():
-        if row_hash == digest or not out.get(traj_id, (None, False))[1]:
-            out[traj_id] = (score, row_hash == digest)
+    if not ids:
+        return out
+    for r in await rewards.stored([str(i) for i in ids], components=[TOTAL_COMPONENT]):
+        traj_id = uuid.UUID(r.trajectory_id)
+        if r.spec_hash == digest or not out.get(traj_id, (None, False))[1]:
+            out[traj_id] = (r.score, r.spec_hash == digest)
     return out
 
 
@@ -117,7 +115,7 @@ def _reward(row: TrajectoryRow, totals: dict[uuid.UUID, tuple[float | None, bool
     return from_meta if from_meta is not None else total
 
 
-async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
+async def iter_job_items(session: AsyncSession, rewards: RewardClient, job_id: uuid.UUID, *,
                          page_size: int = 256) -> AsyncIterator[list[ExportItem]]:
     """Yield the job's exportable trajectories one page at a time (newest attempt, cut members skipped)."""
     job = await session.get(RolloutJobRow, job_id)
@@ -133,13 +131,13 @@ async def iter_job_items(session: AsyncSession, job_id: uuid.UUID, *,
             if key != last_key and not (row.meta or {}).get("cut"):
                 keep.append(row)
             last_key = key  # rows come newest attempt first, so older attempts follow and are skipped
-        totals = await _totals(session, [r.id for r in keep], digest)
+        totals = await _totals(rewards, [r.id for r in keep], digest)
         yield [ExportItem(trajectory_of(r), task_id=r.task_id, reward=_reward(r, totals),
                           advantage=_number(r.meta or {}, "advantage"), distill=distill) for r in keep]
         session.expunge_all()  # keep memory flat on large jobs
 
 
-async def export_job(session: AsyncSession, job_id: uuid.UUID, *, fmt: ExportFormat,
+async def export_job(session: AsyncSession, rewards: RewardClient, job_id: uuid.UUID, *, fmt: ExportFormat,
                      directory: Path | None = None, page_size: int = 256) -> Path:
     """Write the job's export to a new temporary file and return its path (the caller removes it)."""
     fd, name = tempfile.mkstemp(prefix=f"rollout-{job_id}-", suffix=f".{fmt}", dir=directory)
@@ -147,9 +145,9 @@ async def export_job(session: AsyncSession, job_id: uuid.UUID, *, fmt: ExportFor
     try:
         with os.fdopen(fd, "wb") as out:
             if fmt == "parquet":
-                await _write_parquet(session, job_id, out, page_size)
+                await _write_parquet(session, rewards, job_id, out, page_size)
             else:
-                async for page in iter_job_items(session, job_id, page_size=page_size):
+                async for page in iter_job_items(session, rewards, job_id, page_size=page_size):
                     out.writelines(dumps_line(jsonl_row(item)) for item in page)
     except BaseException:
         path.unlink(missing_ok=True)
@@ -157,10 +155,11 @@ async def export_job(session: AsyncSession, job_id: uuid.UUID, *, fmt: ExportFor
     return path
 
 
-async def _write_parquet(session: AsyncSession, job_id: uuid.UUID, out: Any, page_size: int) -> None:
+async def _write_parquet(session: AsyncSession, rewards: RewardClient, job_id: uuid.UUID, out: Any,
+                         page_size: int) -> None:
     sink: ParquetSink | None = None
     try:
-        async for page in iter_job_items(session, job_id, page_size=page_size):
+        async for page in iter_job_items(session, rewards, job_id, page_size=page_size):
             sink = sink or ParquetSink(out)
             sink.write(page)
         sink = sink or ParquetSink(out)

@@ -24,6 +24,7 @@ between rounds, and the next round samples whatever weights the student serves.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -44,15 +45,18 @@ from services.rollout.opd_schemas import (
     OpdRound,
 )
 from services.rollout.processors import ProcessorSpec
+from services.rollout.remote import open_service_link
 from services.rollout.schemas import PolicySpec, RolloutJobCreate, RolloutTask
-from shared.db.models import OpdJobRow, RewardRow, TrajectoryGroupRow, TrajectoryRow
-from shared.errors import NotFound, TrajforgeError, ValidationFailed
+from shared.db.models import OpdJobRow, TrajectoryGroupRow, TrajectoryRow
+from shared.errors import NotFound, ServiceUnavailable, TrajforgeError, UpstreamError, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema import SamplingParams, TeacherSpec
 from shared.schema.budgets import RolloutLimits
 from shared.schema.functions import RewardFunctionComponent, RolloutFunctionComponent
 from shared.settings import Settings
 from shared.web import AppState
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["RUN_OPD_TASK", "cancel_opd_job", "check_opd", "create_opd_job", "read_opd_job", "round_job", "run_opd"]
 
@@ -277,34 +281,45 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-async def job_metrics(session: AsyncSession, job_id: uuid.UUID) -> dict[str, Any]:
-    """One rollout job's figures: members, failures, rewards (total and per component), teacher KL."""
+async def job_metrics(session: AsyncSession, job_id: uuid.UUID, *,
+                      components: dict[str, float] | None = None) -> dict[str, Any]:
+    """One rollout job's figures: members, failures, rewards (total, and ``components``: the reward service's
+    mean per component), teacher KL."""
     job = await repo.get_job(session, job_id)
     rows = (await session.scalars(select(TrajectoryRow).where(TrajectoryRow.job_id == job_id))).all()
     rewards = [float(r.meta["reward"]) for r in rows if isinstance((r.meta or {}).get("reward"), int | float)]
     teacher = [r.meta["teacher"] for r in rows if ((r.meta or {}).get("teacher") or {}).get("status") == "ok"]
     kl_tokens = sum(int(t["tokens"]) for t in teacher if t.get("reverse_kl") is not None)
     kl_sum = sum(float(t["reverse_kl"]) * int(t["tokens"]) for t in teacher if t.get("reverse_kl") is not None)
-    components: dict[str, list[float]] = {}
-    stmt = (select(RewardRow.component, RewardRow.score)
-            .join(TrajectoryRow, TrajectoryRow.id == RewardRow.trajectory_id)
-            .where(TrajectoryRow.job_id == job_id, RewardRow.component != "total", RewardRow.score.is_not(None)))
-    for name, score in (await session.execute(stmt)).all():
-        if score is not None:
-            components.setdefault(name, []).append(float(score))
     return {"status": job.status, "trajectories": len(rows), "failed": sum(1 for r in rows if r.status == "failed"),
             "scored": len(rewards), "reward_mean": _mean(rewards),
-            "reward_components": {k: _mean(v) for k, v in sorted(components.items())},
+            "reward_components": dict(sorted((components or {}).items())),
             "teacher_scored": len(teacher), "teacher_tokens": kl_tokens,
             "reverse_kl_mean": kl_sum / kl_tokens if kl_tokens else None, "error": job.error}
 
 
-async def _close_round(maker: async_sessionmaker[AsyncSession], job_id: uuid.UUID, record: dict[str, Any]) -> bool:
+async def _component_means(maker: async_sessionmaker[AsyncSession], settings: Settings,
+                           jobs: dict[str, uuid.UUID]) -> dict[str, dict[str, float]]:
+    """Each job's mean score per reward component, from the reward service (empty when it cannot answer)."""
+    try:
+        async with open_service_link(settings, maker, key_name="opd-metrics") as link:
+            client = await link.reward()
+            async with link.guard(client):
+                return {split: (await client.job_summary(str(job_id))).components for split, job_id in jobs.items()}
+    except (UpstreamError, ServiceUnavailable) as exc:
+        _log.warning("reward service could not sum up the round's components: %s; they stay empty", exc)
+        return {}
+
+
+async def _close_round(maker: async_sessionmaker[AsyncSession], settings: Settings, job_id: uuid.UUID,
+                       record: dict[str, Any]) -> bool:
     """Store the round's metrics and status; True when it succeeded."""
+    splits = (("train", "train_job_id"), ("validation", "validation_job_id"))
+    jobs = {split: uuid.UUID(record[key]) for split, key in splits if record.get(key)}
+    components = await _component_means(maker, settings, jobs)
     async with maker() as session:
-        splits = (("train", "train_job_id"), ("validation", "validation_job_id"))
-        metrics = {split: await job_metrics(session, uuid.UUID(record[key]))
-                   for split, key in splits if record.get(key)}
+        metrics = {split: await job_metrics(session, jid, components=components.get(split))
+                   for split, jid in jobs.items()}
         statuses = {m["status"] for m in metrics.values()}
         status = "cancelled" if "cancelled" in statuses else "succeeded" if statuses == {"succeeded"} else "failed"
         errors = [f"{split}: {m['error']}" for split, m in metrics.items() if m["error"]]
@@ -348,7 +363,7 @@ async def run_opd(maker: async_sessionmaker[AsyncSession], settings: Settings, j
                 continue
             await asyncio.gather(*(_run_rollout(maker, settings, uuid.UUID(record[k]))
                                    for k in ("train_job_id", "validation_job_id") if record.get(k)))
-            await _close_round(maker, job_id, record)
+            await _close_round(maker, settings, job_id, record)
     except TrajforgeError as exc:
         error = exc.message
     await _finish(maker, job_id, error)

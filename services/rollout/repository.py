@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from shared.db.models import RewardRow, RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
+from shared.db.models import RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
 from shared.db.upsert import insert_ignore
 from shared.errors import NotFound
 from shared.schema import Trajectory
@@ -30,6 +30,7 @@ __all__ = [
     "count_open_groups",
     "fail_group",
     "get_job",
+    "keep_rewards",
     "list_groups",
     "lock_job",
     "mark_groups",
@@ -165,9 +166,13 @@ async def claim_group(session: AsyncSession, group_id: uuid.UUID, summary: dict[
 
 
 def trajectory_rows(job_id: uuid.UUID, group_id: uuid.UUID, task_id: str, trajs: Sequence[Trajectory],
-                    *, attempt: int) -> list[dict[str, Any]]:
-    """Table rows of a group's kept trajectories."""
-    return [_row(job_id, group_id, task_id, t, attempt) for t in trajs]
+                    *, attempt: int, totals: Sequence[float | None] | None = None) -> list[dict[str, Any]]:
+    """Table rows of a group's kept trajectories; ``totals`` (one per member) are the reward service's
+    totals of the job's spec, kept on each row as its ``reward``."""
+    rows = [_row(job_id, group_id, task_id, t, attempt) for t in trajs]
+    for row, total in zip(rows, totals or [], strict=False):
+        row["reward"] = total
+    return rows
 
 
 def _row(job_id: uuid.UUID, group_id: uuid.UUID, task_id: str, t: Trajectory, attempt: int) -> dict[str, Any]:
@@ -195,14 +200,26 @@ async def write_trajectories(session: AsyncSession, rows: Sequence[dict[str, Any
 
 async def page_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset: int, limit: int
                             ) -> list[tuple[TrajectoryRow, float | None]]:
-    """A page of the job's trajectories (task, then member order) with their stored total reward."""
-    total = (select(RewardRow.score).where(RewardRow.trajectory_id == TrajectoryRow.id,
-                                           RewardRow.component == "total")
-             .order_by(RewardRow.created_at.desc()).limit(1).scalar_subquery())
-    stmt = (select(TrajectoryRow, total).where(TrajectoryRow.job_id == job_id)
+    """A page of the job's trajectories (task, then member order) with their newest reward total."""
+    stmt = (select(TrajectoryRow).where(TrajectoryRow.job_id == job_id)
             .order_by(TrajectoryRow.task_id, TrajectoryRow.sample_index, TrajectoryRow.attempt)
             .offset(offset).limit(limit))
-    return [(row, score) for row, score in (await session.execute(stmt)).all()]
+    return [(row, row.reward) for row in (await session.scalars(stmt)).all()]
+
+
+async def keep_rewards(session: AsyncSession, job_id: uuid.UUID, totals: dict[uuid.UUID, float | None]) -> int:
+    """Keep the reward service's newest totals on the job's trajectories; returns how many it names are the job's.
+
+    Ids of other jobs' trajectories (or of none) are left alone: a caller keeps only its own job's copy.
+    """
+    if not totals:
+        return 0
+    ours = list((await session.scalars(select(TrajectoryRow.id).where(TrajectoryRow.job_id == job_id,
+                                                                     TrajectoryRow.id.in_(list(totals))))).all())
+    if ours:
+        await session.execute(update(TrajectoryRow), [{"id": tid, "reward": totals[tid]} for tid in ours])
+        await session.flush()
+    return len(ours)
 
 
 async def mark_reward_pending(session: AsyncSession, ids: Sequence[uuid.UUID], error: str) -> int:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from services.rollout import service
-from services.rollout.schemas import RolloutJobCreate, RolloutJobRead, TrajectoryPage
+from services.rollout.schemas import RewardsKept, RewardTotals, RolloutJobCreate, RolloutJobRead, TrajectoryPage
 from shared.web import DispatcherDep, SessionDep, SettingsDep, StateDep
 
 __all__ = ["router"]
@@ -55,6 +55,12 @@ async def read_rollout_trajectories(
         return StreamingResponse(service.stream_trajectories(state.sessionmaker, job_id),
                                  media_type="application/x-ndjson")
     return await service.read_trajectories(session, job_id, offset=offset, limit=limit)
+
+
+@router.post("/v1/rollouts/{job_id}/rewards", response_model=RewardsKept)
+async def keep_rollout_rewards(job_id: uuid.UUID, body: RewardTotals, session: SessionDep) -> RewardsKept:
+    """Keep the reward service's newest totals as the job's trajectories' rewards (sent after a re-score)."""
+    return await service.keep_rewards(session, job_id, body)
 
 
 @router.get("/v1/rollouts/{job_id}/events")

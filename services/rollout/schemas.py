@@ -9,6 +9,7 @@ job that starts can always finish.
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import datetime
 from typing import Any, Literal
 
@@ -26,6 +27,9 @@ __all__ = [
     "EnvSpec",
     "JobStatus",
     "PolicySpec",
+    "RewardTotal",
+    "RewardTotals",
+    "RewardsKept",
     "RolloutJobCreate",
     "RolloutJobRead",
     "RolloutRunSpec",
@@ -236,3 +240,22 @@ class TrajectoryPage(BaseModel):
     items: list[dict[str, Any]]
     next_offset: int | None = None
     total: int = 0
+
+
+class RewardTotal(BaseModel):
+    """A stored trajectory's newest reward total, as the reward service keeps it."""
+
+    trajectory_id: uuid.UUID
+    score: float | None
+
+
+class RewardTotals(BaseModel):
+    """Newest totals for a job's trajectories, from the reward service after it re-scores them."""
+
+    totals: list[RewardTotal] = Field(max_length=10_000)
+
+
+class RewardsKept(BaseModel):
+    """How many of the totals named the job's trajectories (and are now their ``reward``)."""
+
+    kept: int

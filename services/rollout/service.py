@@ -16,21 +16,24 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from services.rollout import repository as repo
-from services.rollout.build import check_spec
+from services.rollout.build import check_spec, reward_spec_of
 from services.rollout.publish import publish_unpublished
 from services.rollout.remote import ToolsServiceExecutor
 from services.rollout.schemas import (
+    RewardsKept,
+    RewardTotals,
     RolloutJobCreate,
     RolloutJobRead,
     RolloutRunSpec,
     TrajectoryPage,
 )
 from services.rollout.shard import OpenGroup, ShardRun, settle_job
-from shared.clients import Endpoints, EnvsClient, FunctionsClient, GatewayClient, ToolsClient
+from shared.clients import Endpoints, EnvsClient, FunctionsClient, GatewayClient, RewardClient, ToolsClient
 from shared.db.models import RolloutJobRow, TrajectoryRow
-from shared.errors import NotFound, ValidationFailed
+from shared.errors import InvalidInput, NotFound, TrajforgeError, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
 from shared.schema.functions import RolloutFunctionComponent
+from shared.schema.reward_spec import RewardSpec
 from shared.settings import Settings
 from shared.web import AppState
 
@@ -42,6 +45,7 @@ __all__ = [
     "create_job",
     "fail_shard",
     "job_events",
+    "keep_rewards",
     "read_job",
     "read_trajectories",
     "run_shard",
@@ -81,9 +85,13 @@ async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str 
     if spec.teacher is not None:
         await check_teacher(state, spec.teacher.model, api_key=api_key)
     env_name = spec.env.name if spec.env is not None else None
-    if not spec.tools and env_name is None and spec.function is None:
+    reward = _reward_spec(spec)
+    if not spec.tools and env_name is None and spec.function is None and reward is None:
         return
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints:
+        if reward is not None:
+            async with await RewardClient.open(endpoints, api_key=api_key) as rewards:
+                await _check_reward(rewards, reward)
         if spec.tools:
             async with await ToolsClient.open(endpoints, api_key=api_key) as tools:
                 await ToolsServiceExecutor.discover(tools, list(spec.tools), timeout_s=None)
@@ -97,6 +105,22 @@ async def check_services(spec: RolloutRunSpec, state: AppState, *, api_key: str 
         if spec.function is not None:
             async with await FunctionsClient.open(endpoints, api_key=api_key) as functions:
                 await _check_function(functions, spec.function)
+
+
+def _reward_spec(spec: RolloutRunSpec) -> RewardSpec | None:
+    """The job's reward spec to ask the reward service about; one that does not parse is ``check_spec``'s 422."""
+    try:
+        return reward_spec_of(spec)
+    except (TrajforgeError, ValueError):
+        return None
+
+
+async def _check_reward(rewards: RewardClient, reward: RewardSpec) -> None:
+    """The reward service has every component the job's spec names, with the params it gives them."""
+    try:
+        await rewards.check_spec(reward.model_dump(mode="json"))
+    except (InvalidInput, ValidationFailed) as exc:
+        raise ValidationFailed(f"invalid reward spec: {exc.message}", param="reward") from None
 
 
 async def _check_function(functions: FunctionsClient, component: RolloutFunctionComponent) -> None:
@@ -211,6 +235,13 @@ def _item(row: TrajectoryRow, reward: float | None) -> dict[str, Any]:
             data["tokens"]["teacher_logprobs"] = row.teacher_logprobs
     return {**data, "group_id": str(row.group_id), "task_id": row.task_id, "sample_index": row.sample_index,
             "attempt": row.attempt, "reward": reward if reward is not None else row.meta.get("reward")}
+
+
+async def keep_rewards(session: AsyncSession, job_id: uuid.UUID, body: RewardTotals) -> RewardsKept:
+    """Keep the reward service's newest totals on the job's trajectories (404 for an unknown job)."""
+    await repo.get_job(session, job_id)
+    kept = await repo.keep_rewards(session, job_id, {t.trajectory_id: t.score for t in body.totals})
+    return RewardsKept(kept=kept)
 
 
 async def read_trajectories(session: AsyncSession, job_id: uuid.UUID, *, offset: int, limit: int) -> TrajectoryPage:

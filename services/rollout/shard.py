@@ -237,7 +237,9 @@ class ShardRun:
         job = await repo.lock_job(session, self.job_id)
         if not await repo.claim_group(session, group.id, _summary(result, scores, mode)):
             return False  # stored by an earlier run, or cancelled meanwhile
-        rows = repo.trajectory_rows(self.job_id, group.id, group.task_id, result.trajectories, attempt=0)
+        totals = [s.score if s is not None else None for s in scores.scored]
+        rows = repo.trajectory_rows(self.job_id, group.id, group.task_id, result.trajectories, attempt=0,
+                                    totals=totals)
         if await repo.write_trajectories(session, rows):  # rows already there were counted when written
             job.counts = _counts(job.counts, result.trajectories)
         job.done_groups = await repo.count_groups(session, self.job_id, status="done")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json as _stdlib_json
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Self
 from urllib.parse import quote
 
@@ -24,6 +25,7 @@ from shared.clients.transport import AsgiExchange, Endpoint, Endpoints, Reply
 from shared.errors import TrajforgeError, UpstreamTimeout, UpstreamUnavailable
 from shared.jsonl import dumps_wide
 from shared.schema import ScoredTrajectory, ToolInfo, Trajectory
+from shared.schema.reward_spec import JobRewardSummary, StoredReward
 from shared.settings import Settings
 
 __all__ = [
@@ -39,6 +41,8 @@ __all__ = [
 ]
 
 _RETRY_STATUS = frozenset({502, 503, 504})
+#: Trajectories per ``POST /v1/rewards/query`` (the route's limit).
+_STORED_BATCH = 1000
 
 
 class ToolOutcome(BaseModel):
@@ -326,12 +330,36 @@ class RewardClient(ServiceClient):
         out = await self.request("POST", "/v1/rewards/score", json=body)
         return [ScoredTrajectory.model_validate(r) for r in out.get("results") or []]
 
+    async def check_spec(self, spec: dict[str, Any]) -> str:
+        """The spec's hash when the service has every component it names with the params given (4xx if not)."""
+        out = await self.request("POST", "/v1/rewards/check", json={"spec": spec})
+        return str(out["spec_hash"])
+
     async def record(self, spec: dict[str, Any], results: list[ScoredTrajectory], *,
                      job_id: str | None = None) -> dict[str, Any]:
         """Keep scores for stored trajectories (``trajectory_id`` names each, ``job_id`` their job); safe to repeat."""
         body = {"spec": spec, "results": [r.model_dump(mode="json") for r in results], "job_id": job_id}
         out: dict[str, Any] = await self.request("POST", "/v1/rewards/record", json=body)
         return out
+
+    async def stored(self, trajectory_ids: Sequence[str], *,
+                     components: Sequence[str] | None = None) -> list[StoredReward]:
+        """The scores kept for stored trajectories (every spec's, oldest first), a bounded batch per call."""
+        out: list[StoredReward] = []
+        ids = list(dict.fromkeys(trajectory_ids))
+        for start in range(0, len(ids), _STORED_BATCH):
+            body: dict[str, Any] = {"trajectory_ids": ids[start:start + _STORED_BATCH]}
+            if components is not None:
+                body["components"] = list(components)
+            page = await self.request("POST", "/v1/rewards/query", json=body)
+            out += [StoredReward.model_validate(r) for r in page.get("items") or []]
+        out.sort(key=lambda r: r.created_at)  # stable: each batch is already oldest first
+        return out
+
+    async def job_summary(self, job_id: str) -> JobRewardSummary:
+        """Mean score of each component over the scores kept for a rollout job's trajectories."""
+        out = await self.request("GET", "/v1/rewards/summary", params={"job_id": job_id})
+        return JobRewardSummary.model_validate(out)
 
     async def advantages(self, groups: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
         """Advantages and masks per group (``POST /v1/advantages``)."""
@@ -375,3 +403,10 @@ class RolloutClient(ServiceClient):
         out: dict[str, Any] = await self.request("GET", f"/v1/rollouts/{job_id}/trajectories",
                                                  params={"offset": offset, "limit": limit})
         return out
+
+    async def keep_rewards(self, job_id: str, totals: dict[str, float | None]) -> int:
+        """Hand the job's trajectories their newest reward totals (trajectory id → score) to keep; returns how many
+        it holds. The reward service sends them after it re-scores; the same totals twice change nothing."""
+        body = {"totals": [{"trajectory_id": tid, "score": score} for tid, score in totals.items()]}
+        out = await self.request("POST", f"/v1/rollouts/{job_id}/rewards", json=body)
+        return int(out.get("kept") or 0)

@@ -225,6 +225,10 @@ class TrajectoryRow(IdMixin, Base):
     weight_version: Mapped[str | None] = mapped_column(String(100))
     steps: Mapped[list[Any]] = mapped_column(default=list)
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    #: The newest reward total the reward service keeps for this trajectory (of any spec), copied here so
+    #: listings sort, filter and average on it without reading the reward service's table. The rollout
+    #: writes it from the scores it gets back when it stores a group, and when a re-score reports its totals.
+    reward: Mapped[float | None] = mapped_column(Float)
     session_id: Mapped[str | None] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

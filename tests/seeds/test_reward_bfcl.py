@@ -14,12 +14,13 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from services.reward.bfcl_types import decode_java, decode_js
 from services.reward.components.bfcl import bfcl_verdict
 from services.reward.errors import RewardSpecError
 from services.reward.service import score_trajectory
-from services.reward.spec import RewardSpec
+from services.reward.spec import CheckedRewardSpec, RewardSpec, check_spec
 from shared.data import load_rows
 from shared.schema import Trajectory
 
@@ -180,7 +181,9 @@ def test_missing_ground_truth_bfcl_is_a_reported_error_not_zero() -> None:
 
 
 def test_tool_call_rejects_unknown_params() -> None:
-    with pytest.raises(ValueError, match="unknown param 'strict'"):
-        RewardSpec.model_validate({"components": [{"name": "tool_call", "params": {"mode": "bfcl", "strict": 1}}]})
-    with pytest.raises(ValueError, match="mode"):
-        RewardSpec.model_validate({"components": [{"name": "tool_call", "params": {"mode": "bfcl_strict"}}]})
+    with pytest.raises(RewardSpecError, match="unknown param 'strict'"):
+        check_spec(RewardSpec.model_validate(
+            {"components": [{"name": "tool_call", "params": {"mode": "bfcl", "strict": 1}}]}))
+    with pytest.raises(ValueError, match="mode"):  # a request's spec is checked as it is parsed
+        TypeAdapter(CheckedRewardSpec).validate_python(
+            {"components": [{"name": "tool_call", "params": {"mode": "bfcl_strict"}}]})

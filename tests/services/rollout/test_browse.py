@@ -170,3 +170,55 @@ async def test_browse_on_the_embedded_sqlite_default(settings: Any, tmp_path: An
         assert await _pages(client, "/v1/trajectories", job_id=job_id, min_reward=top)
         groups = (await client.get(f"/v1/rollouts/{job_id}/groups")).json()["items"]
         assert (await client.get(f"/v1/rollouts/{job_id}/groups/{groups[0]['id']}")).json()["member_list"]
+
+
+async def test_a_rescore_reaches_listings_components_and_provenance(client: httpx.AsyncClient,
+                                                                      make_client: Any) -> None:
+    """The reward service re-scores the job and hands the rollout its newest totals (its API, not its tables)."""
+    from services.reward.app import SERVICE as REWARD_SERVICE
+
+    job_id = await _job(client)
+    before = {t["id"]: t["reward"] for t in await _pages(client, "/v1/trajectories", job_id=job_id)}
+    mean_before = next(j for j in (await client.get("/v1/rollouts")).json()["items"] if j["id"] == job_id)
+    assert any(before.values()), before
+    reward = await make_client(REWARD_SERVICE)
+    halved = {"components": [{"name": "tool_call", "weight": 0.5}, {"name": "length", "weight": 0.0}]}
+    started = await reward.post(f"/v1/rollouts/{job_id}/rescore", json={"spec": halved})
+    assert started.status_code == 202, started.text
+    await get_app_state(reward.app).dispatcher.drain()  # type: ignore[attr-defined]
+    after = {t["id"]: t["reward"] for t in await _pages(client, "/v1/trajectories", job_id=job_id)}
+    assert set(after) == set(before)
+    for tid, old in before.items():
+        assert (after[tid] is None) if old is None else after[tid] == pytest.approx(old / 2), (tid, old)
+    page = (await client.get(f"/v1/rollouts/{job_id}/trajectories", params={"limit": 1000})).json()["items"]
+    assert {i["id"]: i["reward"] for i in page} == after
+    job = next(j for j in (await client.get("/v1/rollouts")).json()["items"] if j["id"] == job_id)
+    assert job["mean_reward"] == pytest.approx(mean_before["mean_reward"] / 2)
+    top = max(v for v in after.values() if v is not None)
+    assert {t["id"] for t in await _pages(client, "/v1/trajectories", job_id=job_id, min_reward=top)} == {
+        tid for tid, v in after.items() if v is not None and v >= top}
+    scored = next(tid for tid, v in after.items() if v)
+    detail = (await client.get(f"/v1/trajectories/{scored}")).json()
+    assert len({r["spec_hash"] for r in detail["rewards"]}) == 2 and len(detail["rewards"]) == 6
+    assert detail["reward"] == pytest.approx(after[scored]) and detail["rewards"][-1]["spec_hash"] == \
+        started.json()["spec_hash"]
+    group_id = detail["group_id"]
+    member = next(m for m in (await client.get(f"/v1/rollouts/{job_id}/groups/{group_id}")).json()["member_list"]
+                  if m["id"] == scored)
+    assert member["reward"] == pytest.approx(after[scored]) and set(member["components"]) == {"tool_call", "length"}
+
+
+async def test_kept_rewards_touch_only_the_named_jobs_trajectories(client: httpx.AsyncClient) -> None:
+    job_id, other = await _job(client), await _job(client)
+    mine = (await client.get(f"/v1/rollouts/{job_id}/trajectories")).json()["items"]
+    theirs = (await client.get(f"/v1/rollouts/{other}/trajectories")).json()["items"]
+    totals = [{"trajectory_id": mine[0]["id"], "score": 0.125}, {"trajectory_id": mine[1]["id"], "score": None},
+              {"trajectory_id": theirs[0]["id"], "score": 9.0}, {"trajectory_id": str(uuid.uuid4()), "score": 1.0}]
+    resp = await client.post(f"/v1/rollouts/{job_id}/rewards", json={"totals": totals})
+    assert resp.status_code == 200 and resp.json() == {"kept": 2}
+    again = (await client.get(f"/v1/rollouts/{job_id}/trajectories")).json()["items"]
+    assert again[0]["reward"] == 0.125
+    assert again[1]["reward"] == again[1]["metadata"]["reward"]  # no total kept: the live reward shows
+    assert (await client.get(f"/v1/rollouts/{other}/trajectories")).json()["items"][0]["reward"] == theirs[0]["reward"]
+    missing = await client.post(f"/v1/rollouts/{uuid.uuid4()}/rewards", json={"totals": []})
+    assert missing.status_code == 404

@@ -1,19 +1,36 @@
-"""Reading a job's trajectories from Postgres in pages for export, and the export file itself."""
+"""Reading a job's trajectories from Postgres in pages for export, and the export file itself.
+
+The totals come from the reward service (its app in this process, through the same client a split
+deployment uses over its URL): they are recorded with ``POST /v1/rewards/record`` as a shard does.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
-from services.reward.spec import RewardSpec, spec_hash
 from services.rollout.export_store import export_job, iter_job_items, job_spec_hash
-from shared.db.models import RewardRow, RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
+from shared.clients import Endpoints, RewardClient
+from shared.db.models import RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
+from shared.db.session import engine_of
 from shared.errors import NotFound
+from shared.schema import ScoredTrajectory
+from shared.schema.reward_spec import RewardSpec, spec_hash
+from shared.settings import Settings
 
 SPEC = {"components": [{"name": "tool_call", "weight": 1.0}]}
+OTHER = {"components": [{"name": "tool_call", "weight": 0.5}]}
+
+
+@pytest.fixture
+async def rewards(settings: Settings, sessionmaker: Any, api_key: str) -> AsyncIterator[RewardClient]:
+    async with Endpoints(settings, engine=engine_of(sessionmaker), sessionmaker=sessionmaker) as endpoints, \
+            await RewardClient.open(endpoints, api_key=api_key) as client:
+        yield client
 MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
 
@@ -27,11 +44,13 @@ def _traj(job: RolloutJobRow, group: TrajectoryGroupRow, index: int, **overrides
     return TrajectoryRow(**(fields | overrides))
 
 
-def _total(traj: TrajectoryRow, score: float, digest: str) -> RewardRow:
-    return RewardRow(trajectory_id=traj.id, component="total", version="1", spec_hash=digest, score=score)
+async def _record(rewards: RewardClient, spec: dict[str, Any], job: RolloutJobRow,
+                  scores: list[tuple[TrajectoryRow, float]]) -> None:
+    results = [ScoredTrajectory(trajectory_id=str(row.id), score=score) for row, score in scores]
+    await rewards.record(spec, results, job_id=str(job.id))
 
 
-async def _store_job(session) -> tuple[RolloutJobRow, dict[str, TrajectoryRow]]:
+async def _store_job(session, rewards: RewardClient) -> tuple[RolloutJobRow, dict[str, TrajectoryRow]]:
     job = RolloutJobRow(spec={"reward": SPEC, "group_size": 2}, total_groups=2)
     session.add(job)
     await session.flush()
@@ -48,16 +67,15 @@ async def _store_job(session) -> tuple[RolloutJobRow, dict[str, TrajectoryRow]]:
     }
     session.add_all(rows.values())
     await session.flush()
-    digest = spec_hash(RewardSpec.model_validate(SPEC))
-    session.add_all([_total(rows["a0"], 1.0, digest), _total(rows["a1"], 0.0, digest),
-                     _total(rows["b1"], 0.2, "f" * 64), _total(rows["b1"], 0.7, digest)])
-    await session.flush()
+    await session.commit()  # the reward service records only trajectories that are stored
+    await _record(rewards, OTHER, job, [(rows["b1"], 0.2)])
+    await _record(rewards, SPEC, job, [(rows["a0"], 1.0), (rows["a1"], 0.0), (rows["b1"], 0.7)])
     return job, rows
 
 
-async def test_pages_keep_the_newest_attempt_skip_cut_members_and_pick_the_jobs_reward(session) -> None:
-    job, rows = await _store_job(session)
-    pages = [page async for page in iter_job_items(session, job.id, page_size=2)]
+async def test_pages_keep_the_newest_attempt_skip_cut_members_and_pick_the_jobs_reward(session, rewards) -> None:
+    job, rows = await _store_job(session, rewards)
+    pages = [page async for page in iter_job_items(session, rewards, job.id, page_size=2)]
     items = [item for page in pages for item in page]
     assert len(pages) == 3
     assert [item.trajectory.id for item in items] == [str(rows[k].id) for k in ("a0", "a1", "b0", "b1")]
@@ -72,7 +90,7 @@ async def test_pages_keep_the_newest_attempt_skip_cut_members_and_pick_the_jobs_
     assert items[0].task_id == "task-a" and a0.group_id == str(rows["a0"].group_id)
 
 
-async def test_without_the_jobs_spec_the_reward_comes_from_meta_then_any_stored_total(session) -> None:
+async def test_without_the_jobs_spec_the_reward_comes_from_meta_then_any_stored_total(session, rewards) -> None:
     job = RolloutJobRow(spec={"group_size": 2}, total_groups=1)  # an env-only job: no reward spec
     session.add(job)
     await session.flush()
@@ -83,25 +101,25 @@ async def test_without_the_jobs_spec_the_reward_comes_from_meta_then_any_stored_
     rescored = _traj(job, group, 1, meta={})
     session.add_all([env_scored, rescored])
     await session.flush()
-    session.add(_total(rescored, 0.25, "e" * 64))  # a later rescore with another spec
-    await session.flush()
-    items = [item async for page in iter_job_items(session, job.id) for item in page]
+    await session.commit()
+    await _record(rewards, OTHER, job, [(rescored, 0.25)])  # a later rescore with another spec
+    items = [item async for page in iter_job_items(session, rewards, job.id) for item in page]
     assert [(item.reward, item.advantage) for item in items] == [(1.0, 1.0), (0.25, None)]
 
 
-async def test_export_job_writes_parquet_and_jsonl_files(session, tmp_path) -> None:
-    job, rows = await _store_job(session)
-    path = await export_job(session, job.id, fmt="parquet", directory=tmp_path, page_size=3)
+async def test_export_job_writes_parquet_and_jsonl_files(session, rewards, tmp_path) -> None:
+    job, rows = await _store_job(session, rewards)
+    path = await export_job(session, rewards, job.id, fmt="parquet", directory=tmp_path, page_size=3)
     table = pq.read_table(path).to_pylist()
     assert [r["id"] for r in table] == [str(rows[k].id) for k in ("a0", "a1", "b0", "b1")]
     assert table[0]["advantages"] == [-0.5, 0.0, -0.5] and table[0]["response_mask"] == [1, 0, 1]
-    jsonl = await export_job(session, job.id, fmt="jsonl", directory=tmp_path)
+    jsonl = await export_job(session, rewards, job.id, fmt="jsonl", directory=tmp_path)
     assert len(jsonl.read_bytes().splitlines()) == 4
 
 
-async def test_unknown_job_is_not_found_and_leaves_no_file(session, tmp_path) -> None:
+async def test_unknown_job_is_not_found_and_leaves_no_file(session, rewards, tmp_path) -> None:
     with pytest.raises(NotFound):
-        await export_job(session, uuid.uuid4(), fmt="parquet", directory=tmp_path)
+        await export_job(session, rewards, uuid.uuid4(), fmt="parquet", directory=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -89,7 +89,8 @@ def _problem(resp: httpx.Response, status: int, needle: str) -> None:
     ({"policy": {"backend": {"name": "quantum"}}}, "quantum"),
     # A policy server by URL would bypass the gateway (no traces): it must be one of the gateway's upstreams.
     ({"policy": {"backend": {"name": "vllm", "base_url": "http://engine:8000", "model": "m"}}}, "gateway upstream"),
-    ({"reward": {"components": [{"name": "vibes"}]}}, "vibes"),
+    ({"reward": {"components": [{"name": "vibes"}]}}, "vibes"),  # asked of the reward service
+    ({"reward": {"components": [{"name": "tool_call", "params": {"strict": 1}}]}}, "strict"),
     ({"group_size": 0}, "group_size"),
     ({"tool_parser": "klingon"}, "klingon"),
 ])

@@ -168,7 +168,7 @@ async def test_the_reward_service_down_stores_unscored_pending_and_a_rescore_fil
     job_id = await live.create(_job("calc", tools=["calculator"], reward=spec))
     job, rows = await _settled(live, job_id)
     assert job.status == "succeeded" and job.counts["unscored"] == len(rows) == 4
-    assert all(r.meta["reward_status"] == "pending" and r.meta["reward"] is None for r in rows)
+    assert all(r.meta["reward_status"] == "pending" and r.meta["reward"] is None and r.reward is None for r in rows)
     ids = [r.id for r in rows]
     assert not await live.scalar(select(func.count()).select_from(RewardRow).where(RewardRow.trajectory_id.in_(ids)))
     with LoopbackServer(create_app(service_spec("reward"), settings=settings), port=port):
@@ -185,7 +185,10 @@ async def test_the_reward_service_down_stores_unscored_pending_and_a_rescore_fil
     totals = await live.scalar(select(func.count()).select_from(RewardRow).where(
         RewardRow.trajectory_id.in_(ids), RewardRow.component == "total"))
     assert totals == 4  # filled without re-running a rollout
-    assert len((await _settled(live, job_id))[1]) == 4
+    _, rescored = await _settled(live, job_id)
+    assert len(rescored) == 4
+    # The reward service handed its totals back through the rollout API: the rollout's own copy is filled.
+    assert all(r.reward is not None for r in rescored)
 
 
 class _RecordRefused:
@@ -219,6 +222,7 @@ async def test_scores_the_reward_service_computed_but_could_not_keep_stay_pendin
     assert job.status == "succeeded" and job.counts["unscored"] == len(rows) == 4
     # The scores were computed (they feed the advantages), but no provenance row exists yet.
     assert all(r.meta["reward_status"] == "pending" and r.meta["reward"] is not None for r in rows)
+    assert all(r.reward == r.meta["reward"] for r in rows)  # the rollout keeps the total it was given
     assert all("down for the test" in r.meta["reward_error"] for r in rows)
     assert not await live.scalar(select(func.count()).select_from(RewardRow).where(
         RewardRow.trajectory_id.in_([r.id for r in rows])))
