@@ -211,15 +211,34 @@ async def keep_rewards(session: AsyncSession, job_id: uuid.UUID, totals: dict[uu
     """Keep the reward service's newest totals on the job's trajectories; returns how many it names are the job's.
 
     Ids of other jobs' trajectories (or of none) are left alone: a caller keeps only its own job's copy.
+    A stored-unscored trajectory (``reward_status: pending``) that gets a total is scored from now on,
+    and the job's ``unscored`` count goes down by as many.
     """
     if not totals:
         return 0
-    ours = list((await session.scalars(select(TrajectoryRow.id).where(TrajectoryRow.job_id == job_id,
-                                                                     TrajectoryRow.id.in_(list(totals))))).all())
-    if ours:
-        await session.execute(update(TrajectoryRow), [{"id": tid, "reward": totals[tid]} for tid in ours])
-        await session.flush()
-    return len(ours)
+    rows = list((await session.execute(select(TrajectoryRow.id, TrajectoryRow.meta).where(
+        TrajectoryRow.job_id == job_id, TrajectoryRow.id.in_(list(totals))))).all())
+    if not rows:
+        return 0
+    filled = 0
+    values: list[dict[str, Any]] = []
+    for tid, meta in rows:
+        value: dict[str, Any] = {"id": tid, "reward": totals[tid]}
+        if (meta or {}).get("reward_status") == "pending" and totals[tid] is not None:
+            value["meta"] = {k: v for k, v in meta.items() if k != "reward_error"} | {"reward_status": "scored"}
+            filled += 1
+        values.append(value)
+    # One executemany per set of columns: rows that change status carry their meta too.
+    for group in ([v for v in values if "meta" in v], [v for v in values if "meta" not in v]):
+        if group:
+            await session.execute(update(TrajectoryRow), group)
+    if filled:
+        job = await lock_job(session, job_id)
+        counts = dict(job.counts or {})
+        counts["unscored"] = max(0, int(counts.get("unscored", 0)) - filled)
+        job.counts = counts
+    await session.flush()
+    return len(rows)
 
 
 async def mark_reward_pending(session: AsyncSession, ids: Sequence[uuid.UUID], error: str) -> int:

@@ -185,10 +185,13 @@ async def test_the_reward_service_down_stores_unscored_pending_and_a_rescore_fil
     totals = await live.scalar(select(func.count()).select_from(RewardRow).where(
         RewardRow.trajectory_id.in_(ids), RewardRow.component == "total"))
     assert totals == 4  # filled without re-running a rollout
-    _, rescored = await _settled(live, job_id)
+    rescored_job, rescored = await _settled(live, job_id)
     assert len(rescored) == 4
-    # The reward service handed its totals back through the rollout API: the rollout's own copy is filled.
+    # The reward service handed its totals back through the rollout API: the rollout's own copy is filled,
+    # the members are no longer pending and the job counts none unscored.
     assert all(r.reward is not None for r in rescored)
+    assert all(r.meta["reward_status"] == "scored" and "reward_error" not in r.meta for r in rescored)
+    assert rescored_job.counts["unscored"] == 0
 
 
 class _RecordRefused:
