@@ -102,6 +102,8 @@ _ANSWER_VALUES = frozenset({
     "对的", "错的", "はい", "いいえ", "正しい", "誤り", "○", "×", "예", "아니요", "아니오", "네", "맞음", "틀림",
 })
 _MAX_BLOCK_LINES = 6  # a repeated block of up to this many sentences or lines
+_UNIT_ENDS = ("\n", ". ", "! ", "? ", "。", "！", "？")
+_UNIT_TAIL = methodcaller("__getitem__", slice(-6, None))
 # A list marker or numbered label: "- ", "3. ", "Step 3:", "Q12:", "問3：", "第3步：" (not a number or a
 # time of day: "1.5 kg" and "10:30" keep their digits).
 _NUMBERED_LABEL_RE = re.compile(
@@ -145,7 +147,18 @@ def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -
     Short replies that are nothing but one sentence again and again have too few words for the n-gram
     ratio; this counts in sentences, split on the terminators of every script.
     """
-    units = [u for u in map(_unit_key, _UNIT_SPLIT_RE.split(_FENCE_RE.sub(" ", text))) if _meaningful_unit(u)]
+    if not min_repeats or sum(map(text.count, _UNIT_ENDS)) < min_repeats - 1:
+        return None  # too few sentences or lines to repeat (most texts): counting is cheaper than splitting
+    if "```" in text:
+        text = _FENCE_RE.sub(" ", text)
+    parts = _UNIT_SPLIT_RE.split(text)
+    # Cheap screen in C: a repeated unit (or every unit of a repeated block) ends the same way each
+    # time, whatever its label, so without min_repeats equal tails nothing repeats that often.
+    tails = Counter(map(_UNIT_TAIL, parts))
+    tails.pop("", None)
+    if not tails or tails.most_common(1)[0][1] < min_repeats:
+        return None
+    units = [u for u in map(_unit_key, parts) if _meaningful_unit(u)]
     if len(units) < min_repeats:
         return None
     found = find_cycle(units, min_repeats, _MAX_BLOCK_LINES)

@@ -157,9 +157,9 @@ class HardFilter(ParamStep[HardFilterParams]):
                                             or bool(normalize_tool_calls(assts[0].get("tool_calls"))))
             # A lookup with a short right answer ("the chemical symbol for gold") answered is a
             # complete closed sample, not a trivial chat opener.
-            if not first_thinks and not self._short_answer_given(users[0], assts) and is_simple_query(
+            if not first_thinks and is_simple_query(
                 users[0]["content"], min_chars=p.min_user_chars, min_chars_cjk=p.min_user_chars_cjk
-            ):
+            ) and not self._short_answer_given(users[0], assts):
                 return "trivial_single_turn"
         if shallow and assts and self._shallow_evidence(msgs):
             return "shallow_reply"
@@ -197,16 +197,19 @@ class HardFilter(ParamStep[HardFilterParams]):
         system = " ".join(message_text(m.get("content")) for m in msgs if m.get("role") == "system")
         asked = message_text(users[-1].get("content"))
         request = f"{system}\n{asked}".strip()
-        # An empty reply answers nothing, however short the right answer is.
-        short_ok = bool(text) and (expects_short_answer(request)
+        # An empty reply answers nothing, however short the right answer is. Asked only of replies a
+        # check would flag (the request cues are the step's costliest part).
+        def short_ok() -> bool:
+            return bool(text) and (expects_short_answer(request)
                                    or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text))))
+
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
-        if text and _ACK_RE.fullmatch(text) and not short_ok and not _CLOSING_RE.search(asked):
+        if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():
             return {**window, "check": "acknowledgement_only", "turns": len(msgs)}
         if len(users) == 1 and len(assts) == 1:
             dense = _dense(text) or _dense(asked)
             floor = p.min_assistant_chars_2turn_cjk if dense else p.min_assistant_chars_2turn
-            if len(text) < floor and not short_ok:
+            if len(text) < floor and not short_ok():
                 return {**window, "check": "below_floor", "floor": floor}
         return None
 

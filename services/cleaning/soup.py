@@ -162,6 +162,9 @@ def _is_layout(text: str, start: int, end: int) -> bool:
     return bool(before.strip()) and after.strip().isdigit()
 
 
+_MIN_TAIL_RUN = 20  # the shortest degenerate tail (letters glued to a word)
+
+
 def _tail_run(text: str) -> tuple[str, int]:
     """The unit (one to four characters) repeated at the very end of ``text`` and the run's length."""
     best, best_n = "", 0
@@ -187,6 +190,11 @@ def _tail_check(text: str, p: SoupParams) -> Evidence | None:
     from 20 characters; layout, exempt and expressive characters only beyond a layout line,
     since a closing rule or a laugh of that length is written on purpose.
     """
+    # Cheap screen: with the default limits a tail is at least 20 characters, and 20 characters
+    # repeating a unit of one to four have equal characters 12 apart (12 is a multiple of every
+    # period): most texts fail this before the run is measured.
+    if p.layout_line_length >= _MIN_TAIL_RUN and (len(text) < _MIN_TAIL_RUN or text[-20:-12] != text[-8:]):
+        return None
     unit, n = _tail_run(text)
     if not n:
         return None
@@ -194,7 +202,7 @@ def _tail_check(text: str, p: SoupParams) -> Evidence | None:
     expressive = all(c in _EXPRESSIVE for c in unit)
     start = len(text) - n
     layout = len(unit) == 1 and _is_layout(text, start, len(text))
-    limit = 20 if lettered and not expressive and not layout else p.layout_line_length + 1
+    limit = _MIN_TAIL_RUN if lettered and not expressive and not layout else p.layout_line_length + 1
     if n < limit or _in_spans([m.span() for m in _FENCE_RE.finditer(text)], start, len(text)):
         return None
     return {"check": "char_run", "char": unit, "run_length": n, "offset": start, "quoted": False,
