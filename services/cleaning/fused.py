@@ -68,9 +68,9 @@ def _row_fn(step: Step) -> RowFn:
         return normalize
     if isinstance(step, MessageSanityFilter):
         def sanity(row: Row, scan: list[_Scan]) -> tuple[Row, bool]:
-            result = step.check(row.get("messages"))
+            result = step.check(row.get("messages"), tools=row.get("tools"))
             if isinstance(result, str):
-                return step.drop(row, result, step.evidence(row.get("messages"), result)), False
+                return step.drop(row, result, step.evidence(row.get("messages"), result, tools=row.get("tools"))), False
             scan.clear()
             return {**row, "messages": result}, True
         return sanity

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
 
-DROP_REASONS_VERSION = "3"
+DROP_REASONS_VERSION = "4"
 
 INVALID_ROW = "invalid_row"
 
@@ -26,8 +26,8 @@ DROP_REASONS: dict[str, str] = {
     "round_too_long": "one message is longer than max_chars_per_round",
     "total_too_long": "all messages together are longer than max_total_chars",
     "too_many_rounds": "more user/assistant rounds than max_rounds",
-    "dead_loop": ("an assistant turn hesitates, cascades corrections, repeats itself or one list item,"
-                  " or loops a tool call"),
+    "dead_loop": ("an assistant turn hesitates, cascades corrections, repeats itself, one sentence or one list"
+                  " item, or loops a tool call (the same calls answered the same way)"),
     "duplicate": "the same conversation was already kept (global dedup)",
     "near_duplicate": "a near copy (MinHash Jaccard at or above the threshold) of a kept conversation",
     "refusal": "an assistant turn refuses the task",
@@ -38,7 +38,8 @@ DROP_REASONS: dict[str, str] = {
     "score_all_rounds_failed": "every key round failed a scorer",
     "score_round_failed": "a round failed a scorer and drop_row_on_any_fail is set",
     "role_order": "roles are invalid or out of order (system not first, tool without a call, ...)",
-    "tool_matching": "tool results do not match the ids of the assistant's tool calls",
+    "tool_matching": ("tool results do not match the ids of the assistant's tool calls, or a call names a tool the"
+                      " row does not offer"),
     "content_integrity": "empty assistant/system turns, oversized messages, bad tool names or arguments, repeats",
     "lang_match": "the assistant answers in a different script family than the user asked in",
     "agent_min_visible": "an agent row shows too little assistant output (a well-formed tool call counts in full)",

@@ -45,7 +45,9 @@ class SanityParams(StepParams):
     sensitive_words_file: str | None = Field(None, description="One word per line, # comments.")
     extra_sensitive_words: list[str] = Field(default_factory=list, description="More sensitive words.")
     check_role_order: bool = True
-    check_tool_matching: bool = True
+    check_tool_matching: bool = Field(
+        True, description="Tool results answer a call of the turn before; calls name a tool the row offers "
+                          "(when it lists any).")
     check_content_integrity: bool = True
     check_lang_match: bool = True
     check_agent_min_visible: bool = True
@@ -103,6 +105,41 @@ def _tool_ids_ok(msgs: list[Msg], calls: list[list[Msg] | None]) -> bool:
         if tid and call_ids and str(tid) not in call_ids:
             return False
     return True
+
+
+def offered_tool_names(tools: Any) -> frozenset[str] | None:
+    """The names of the tools a row offers (OpenAI ``{"type": "function", "function": {...}}`` or bare
+    ``{"name": ...}`` entries, as a list or its JSON text), or None when it lists none it can read."""
+    if isinstance(tools, str):
+        try:
+            tools = orjson.loads(tools) if tools.strip() else None
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(tools, list) or not tools:
+        return None
+    names = set()
+    for tool in tools:
+        if not isinstance(tool, dict):
+            return None
+        inner = tool.get("function")
+        name = (inner if isinstance(inner, dict) else tool).get("name")
+        if not isinstance(name, str):
+            return None  # a tool list we cannot read is not evidence against any call
+        names.add(name)
+    return frozenset(names)
+
+
+def _unoffered_call(calls: list[list[Msg] | None], offered: frozenset[str] | None) -> str | None:
+    """The first call naming a tool the row does not offer, or None."""
+    if not offered:
+        return None
+    for msg_calls in calls:
+        for c in msg_calls or []:
+            raw = c.get("function")
+            name = (raw if isinstance(raw, dict) else c).get("name")
+            if isinstance(name, str) and name not in offered:
+                return name
+    return None
 
 
 def _calls_ok(calls: list[Msg] | None) -> bool:
@@ -216,20 +253,26 @@ class MessageSanityFilter(ParamStep[SanityParams]):
         """Keep sane rows (with folded system and trimmed tail)."""
         kept, dropped = [], []
         for row in rows:
-            result = self.check(row.get("messages"))
+            result = self.check(row.get("messages"), tools=row.get("tools"))
             if isinstance(result, str):
-                dropped.append(self.drop(row, result, self.evidence(row.get("messages"), result)))
+                dropped.append(self.drop(row, result, self.evidence(row.get("messages"), result,
+                                                                    tools=row.get("tools"))))
             else:
                 kept.append({**row, "messages": result})
         return kept, dropped
 
-    def evidence(self, messages: Any, reason: str) -> dict[str, Any]:
+    def evidence(self, messages: Any, reason: str, *, tools: Any = None) -> dict[str, Any]:
         """What a failed check saw (computed for dropped rows only, so the fast path stays lean)."""
         ev: dict[str, Any] = {"check": reason}
         if not isinstance(messages, list):
             return ev
         msgs = [m for m in messages if isinstance(m, dict)]
         ev["roles"] = [str(m.get("role")) for m in msgs][:40]
+        if reason == "tool_matching":
+            offered = offered_tool_names(tools)
+            unoffered = _unoffered_call(_View(msgs).calls, offered)
+            if unoffered is not None:
+                ev.update(call=unoffered, offered=sorted(offered or ())[:20])
         assts = [message_text(m.get("content")) for m in msgs if m.get("role") == "assistant"]
         if reason == "agent_min_visible":
             text = "".join(a.strip() for a in assts)
@@ -248,8 +291,8 @@ class MessageSanityFilter(ParamStep[SanityParams]):
                       longest=max((len(message_text(m.get("content"))) for m in msgs), default=0))
         return ev
 
-    def check(self, messages: Any) -> list[Msg] | str:
-        """The cleaned messages, or the name of the failing check."""
+    def check(self, messages: Any, *, tools: Any = None) -> list[Msg] | str:
+        """The cleaned messages, or the name of the failing check (``tools``: the row's tool list)."""
         if not isinstance(messages, list) or not messages or \
                 not all(map(isinstance, messages, repeat(dict))):
             return "invalid_messages"
@@ -260,14 +303,15 @@ class MessageSanityFilter(ParamStep[SanityParams]):
                 return "no_assistant"
             msgs = trimmed
         # Agent or not is judged on the whole conversation, before the tail is trimmed.
-        return self._checks(msgs, is_agent_row(messages)) or msgs
+        return self._checks(msgs, is_agent_row(messages), tools) or msgs
 
-    def _checks(self, msgs: list[Msg], agent: bool) -> str | None:
+    def _checks(self, msgs: list[Msg], agent: bool, tools: Any = None) -> str | None:
         p = self.params
         view = _View(msgs)
         if p.check_role_order and not _role_order_ok(view.roles):
             return "role_order"
-        if p.check_tool_matching and not _tool_ids_ok(msgs, view.calls):
+        if p.check_tool_matching and (not _tool_ids_ok(msgs, view.calls)
+                                      or _unoffered_call(view.calls, offered_tool_names(tools)) is not None):
             return "tool_matching"
         if p.check_content_integrity and not _content_ok(msgs, view, p):
             return "content_integrity"

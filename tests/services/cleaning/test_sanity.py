@@ -82,3 +82,34 @@ def test_translation_requests_may_be_answered_in_another_script():
     msgs = [{"role": "system", "content": "我希望你充当英语翻译，把我说的话翻译成英语。"}] + chat(
         "我今天很开心，因为天气很好。", "I am very happy today because the weather is nice. " * 2)["messages"]
     assert isinstance(_check(msgs), list)
+
+
+def _tool_row(call_name, tools, args='{"q": "x"}'):
+    return [{"role": "user", "content": "Look it up."},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": call_name, "arguments": args}}]}], tools
+
+
+def test_a_call_to_a_tool_the_row_does_not_offer_is_a_tool_matching_failure():
+    offered = [{"type": "function", "function": {"name": "search_flights", "parameters": {}}}]
+    f = MessageSanityFilter()
+    msgs, tools = _tool_row("book_hotel", offered)
+    assert f.check(msgs, tools=tools) == "tool_matching"
+    kept, dropped = f([{"messages": msgs, "tools": tools}])
+    assert not kept and dropped[0]["drop_reason"] == "tool_matching"
+    assert dropped[0]["drop_evidence"]["call"] == "book_hotel"
+    assert dropped[0]["drop_evidence"]["offered"] == ["search_flights"]
+    # The offered tool, in any of the shapes datasets use, is fine.
+    for shape in (offered, [{"name": "search_flights"}], '[{"name": "search_flights", "parameters": {}}]'):
+        msgs, tools = _tool_row("search_flights", shape)
+        assert isinstance(f.check(msgs, tools=tools), list), shape
+
+
+def test_rows_that_list_no_readable_tools_are_not_judged_by_the_list():
+    f = MessageSanityFilter()
+    for tools in (None, [], "", "not json", [{"description": "no name"}]):
+        msgs, _ = _tool_row("anything_at_all", tools)
+        assert isinstance(f.check(msgs, tools=tools), list), tools
+    # Off by parameter, like the id check it belongs to.
+    msgs, tools = _tool_row("book_hotel", [{"name": "search_flights"}])
+    assert isinstance(MessageSanityFilter(check_tool_matching=False).check(msgs, tools=tools), list)
