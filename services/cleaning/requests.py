@@ -223,6 +223,16 @@ _VALUE_OF = re.compile(
     r"|의\s*(?:수도|원소\s*기호|화학식|약자|복수형|통화|원자\s*번호|끓는점|녹는점|지역\s*번호|국가\s*번호|제곱근)(?:는|은)",
     _I,
 )
+# A short question for one quantity, date, place or person: its answer is a value ("1,000 m", "1998").
+_FACT_QUESTION = re.compile(
+    r"\bhow\s+(?:many|much|tall|high|far|long|old|big|deep|heavy|wide)\b|\b(?:when|where|who)\s+(?:is|was|did|does|do|are"
+    r"|were)\b|\bwhat\s+(?:year|time|date|day|age|percentage|temperature)\b"
+    r"|多少|几[个位岁年天号点次]|多[高远长大深重宽久]|哪一?年|什么时候|哪里|哪儿|是谁|谁[是写发创]"
+    r"|いくつ|いくら|何(?:人|年|回|個|時|歳|メートル|キロ|円)|いつ|どこ|誰|どれ(?:くらい|ぐらい)|高さは|長さは"
+    r"|몇|얼마|언제|어디|누구|누가",
+    _I,
+)
+_FACT_QUESTION_MAX_CHARS = 80
 # A detail cue makes a long answer expected even when one of the cues above appears.
 _DETAIL = re.compile(
     r"\b(?:explain|describe|discuss|compare|elaborate|in\s+detail|detailed|step\s+by\s+step|why|walk\s+me\s+through)\b"
@@ -251,6 +261,9 @@ def expects_short_answer(request: str) -> bool:
         return True
     if _PICK.search(request) and _LISTED.search(request):
         return True
+    if len(request) <= (_FACT_QUESTION_MAX_CHARS if request.isascii() else _FACT_QUESTION_MAX_CHARS // 2) \
+            and _FACT_QUESTION.search(request):
+        return True  # a question with a setup (a puzzle, a word problem) is longer and wants the reasoning
     return bool(_VALUE_OF.search(request))
 
 

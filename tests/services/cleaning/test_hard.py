@@ -168,3 +168,21 @@ def test_a_conversation_ending_on_a_user_turn_has_no_reply_to_judge():
     assert _reason(row) is None
     row = chat("Plan a two-week trip through Vietnam for me, in detail.", "OK.", "And a budget, please.", "OK.")
     assert _reason(row) == "shallow_reply"  # the same reply twice: the last one is still judged
+
+
+@pytest.mark.parametrize("turns", [
+    ("How tall is the Eiffel Tower?", "About 330 m."),
+    ("When did the Berlin Wall fall?", "In 1989."),
+    ("长城有多长？", "约两万一千公里。"),
+    ("東京タワーの高さはどれくらい？", "333メートルです。"),
+    ("한라산 높이가 얼마예요?", "1,947미터예요."),
+])
+def test_a_short_question_for_one_value_takes_a_short_answer(turns):
+    assert _reason(chat(*turns)) is None
+
+
+def test_a_question_with_a_setup_still_wants_its_reasoning():
+    riddle = ("左边有一座红房子，右边有一座温室，正前方有一座粉色的房子，还有一座蓝色的小屋。请问白宫在哪里？")
+    assert _reason(chat(riddle, "在那边。")) == "shallow_reply"
+    # A value question that asks for the working is no lookup either.
+    assert _reason(chat("How many primes are below 50? Explain.", "15.")) == "shallow_reply"
