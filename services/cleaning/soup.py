@@ -443,8 +443,13 @@ _MOJIBAKE_RUN_RE = re.compile("[" + "".join(re.escape(c) for c in _CP1252_BYTE) 
 _MOJIBAKE_MIN_CJK = 8
 
 
+# Runs of non-ASCII text, spaces between words included (Korean separates its words).
+_WIDE_RUN_RE = re.compile(r"(?:[^\x00-\x7f]| (?=[^\x00-\x7f])){6,}")
+_GBK_MAX_LOST = 0.35  # share of replacement characters mojibake may leave (bytes GBK could not show); real text: ~0.8
+
+
 def mojibake(text: str) -> Evidence | None:
-    """Evidence of UTF-8 text decoded as cp1252/latin-1: re-encoded, it decodes to mostly CJK.
+    """Evidence of UTF-8 text decoded as cp1252/latin-1 (or GBK): re-encoded, it decodes to mostly CJK.
 
     Accented Latin text re-encoded this way is not valid UTF-8 (an accent is followed by ASCII,
     not by continuation bytes), so it decodes to replacement characters and no CJK. Bytes that
@@ -455,13 +460,33 @@ def mojibake(text: str) -> Evidence | None:
         return None
     runs = [m for m in _MOJIBAKE_RUN_RE.finditer(text) if len(m.group(0)) >= 3]
     if not runs:
-        return None
+        return _gbk_mojibake(text)
     repaired = "".join(bytes(_CP1252_BYTE[c] for c in m.group(0)).decode("utf-8", "replace") for m in runs)
     cjk = cjk_count(repaired)
     if cjk < _MOJIBAKE_MIN_CJK or cjk < 0.5 * (len(repaired) - repaired.count("\ufffd")):
-        return None
+        return _gbk_mojibake(text)
     return {"check": "mojibake", "cjk_recovered": cjk, "repaired": repaired[:60],
             "window": _around(text, runs[0].start(), runs[0].end())}
+
+
+def _gbk_mojibake(text: str) -> Evidence | None:
+    """Evidence of UTF-8 text decoded as GBK (鎺ㄨ崘浣犵湅 for 推荐你看): re-encoded as GBK, it is valid UTF-8.
+
+    Real Chinese (or Japanese) re-encoded as GBK is almost never valid UTF-8: GBK's two-byte
+    pairs do not follow UTF-8's lead-and-continuation pattern, so it decodes to replacement
+    characters; mojibake decodes back to the text it was.
+    """
+    runs = _WIDE_RUN_RE.findall(text)
+    if not runs:
+        return None
+    repaired = "".join(run.encode("gbk", "ignore").decode("utf-8", "replace") for run in runs)
+    lost = repaired.count("\ufffd")
+    cjk = cjk_count(repaired)
+    if cjk < _MOJIBAKE_MIN_CJK or lost > _GBK_MAX_LOST * len(repaired):
+        return None
+    start = text.find(runs[0])
+    return {"check": "mojibake", "encoding": "gbk", "cjk_recovered": cjk, "repaired": repaired[:60],
+            "window": _around(text, start, start + len(runs[0]))}
 
 
 # Bytes that are not ASCII letters or digits; deleting them leaves only those (a C-speed count).

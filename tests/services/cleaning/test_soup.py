@@ -162,3 +162,17 @@ def test_the_loop_screen_finds_a_loop_wherever_it_starts():
             loop = period_unit * (-(-50 // len(period_unit)))  # at least 50 characters
             text = "Some words " + "w" * offset + loop + " and prose that goes on after it."
             assert soup_reason(text, P) == "char_run", (period_unit, offset)
+
+
+def test_utf8_text_decoded_as_gbk_is_mojibake_and_real_cjk_is_not():
+    from services.cleaning.soup import mojibake
+
+    for original in ("明天下午三点在会议室开会，请准时参加。", "今日は雨なので、傘を持って出かけましょう。",
+                     "주말에 친구들과 함께 영화를 보러 갈 거예요."):
+        garbled = original.encode("utf-8").decode("gbk", "replace")
+        found = mojibake(garbled)
+        assert found is not None and found["encoding"] == "gbk", original
+        assert original[:4] in found["repaired"].replace("\ufffd", "")[:20] or found["cjk_recovered"] >= 8
+    for clean in ("明天下午三点在会议室开会，请准时参加。", "今日は雨なので、傘を持って出かけましょう。",
+                  "주말에 친구들과 함께 영화를 보러 갈 거예요.", "北京、上海、广州和深圳是中国的一线城市。"):
+        assert mojibake(clean) is None, clean
