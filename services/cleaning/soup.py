@@ -110,7 +110,7 @@ class SoupParams(StepParams):
     layout_line_length: int = Field(
         100, ge=20, description="Longest layout/exempt/expressive run that may end the text (a rule line).")
     script_salad: bool = Field(True, description="Drop multilingual word salad (3+ scripts switching word by word).")
-    mojibake: bool = Field(True, description="Drop UTF-8 text decoded as cp1252/latin-1 (è¥¿æ¹– for 西湖).")
+    mojibake: bool = Field(True, description="Drop UTF-8 text decoded as cp1252/latin-1 (è¥¿æ¹– for 西湖) or GBK.")
     scan_reasoning: bool = Field(True, description="Also scan reasoning_content/thinking.")
 
 
