@@ -1,7 +1,9 @@
 """The default pipeline scored against our labelled set (en, zh, ja, ko, mixed; keep and drop rows per class).
 
 The set (``data/labelled_rows.jsonl``) has hand-written rows for every error class of the
-tool-use cleaning issue and real rows from the shared data folder. ``bench/cleaning.py``
+tool-use cleaning issue and real rows from the shared data folder, then two more sets written
+apart from the filters (ids ``set2/...``, ``set3/...``; the third was scored once, 0.865
+accuracy, before any rule was changed for it). ``bench/cleaning.py``
 prints the same scores next to the throughput figures.
 """
 
@@ -71,7 +73,10 @@ def test_each_class_is_decided_by_its_own_step():
     from services.cleaning.registry import build_step
     from services.cleaning.runner import clean_batch
 
-    rows = [r for r in _rows() if r["class"] in OWNER and not r["id"].startswith("real/")]
+    # The first set was written class by class for its step; the later two (``set2/``, ``set3/``,
+    # written apart from the filters) are scored by the whole pipeline only, since some of their
+    # rows are rightly dropped by another step than their class's.
+    rows = [r for r in _rows() if r["class"] in OWNER and not r["id"].startswith(("real/", "set2/", "set3/"))]
     for cls, step_name in OWNER.items():
         group = [r for r in rows if r["class"] == cls and (cls != "tool_call_target" or r["label"] == "keep")]
         result = clean_batch([{"messages": r["messages"], "tools": r.get("tools") or [], "_i": i}
