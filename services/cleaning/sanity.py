@@ -310,8 +310,8 @@ class MessageSanityFilter(ParamStep[SanityParams]):
         view = _View(msgs)
         if p.check_role_order and not _role_order_ok(view.roles):
             return "role_order"
-        if p.check_tool_matching and (not _tool_ids_ok(msgs, view.calls)
-                                      or _unoffered_call(view.calls, offered_tool_names(tools)) is not None):
+        if p.check_tool_matching and (not _tool_ids_ok(msgs, view.calls) or (
+                tools and any(view.calls) and _unoffered_call(view.calls, offered_tool_names(tools)) is not None)):
             return "tool_matching"
         if p.check_content_integrity and not _content_ok(msgs, view, p):
             return "content_integrity"
