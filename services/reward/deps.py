@@ -13,20 +13,16 @@ from shared.clients import Endpoints, FunctionsClient, RolloutClient
 from shared.db.session import engine_of
 from shared.settings import Settings
 from shared.web import AppState
+from shared.web.deps import caller_key
 
 __all__ = ["functions_client", "rollout_client", "task_rollout_client"]
-
-
-def _caller_key(request: Request) -> str | None:
-    auth = request.headers.get("authorization", "")
-    return auth[7:].strip() if auth[:7].lower() == "bearer " else None
 
 
 @contextlib.asynccontextmanager
 async def functions_client(state: AppState, request: Request) -> AsyncIterator[FunctionsClient]:
     """A client of the functions service for one request, presenting the caller's own key."""
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints, \
-            await FunctionsClient.open(endpoints, api_key=_caller_key(request)) as client:
+            await FunctionsClient.open(endpoints, api_key=caller_key(request)) as client:
         yield client
 
 
@@ -34,7 +30,7 @@ async def functions_client(state: AppState, request: Request) -> AsyncIterator[F
 async def rollout_client(state: AppState, request: Request) -> AsyncIterator[RolloutClient]:
     """A client of the rollout service (jobs and their trajectories) for one request, with the caller's key."""
     async with Endpoints(state.settings, engine=state.engine, sessionmaker=state.sessionmaker) as endpoints, \
-            await RolloutClient.open(endpoints, api_key=_caller_key(request)) as client:
+            await RolloutClient.open(endpoints, api_key=caller_key(request)) as client:
         yield client
 
 

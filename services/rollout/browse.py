@@ -29,7 +29,7 @@ from services.rollout.schemas import JobStatus
 from shared.clients import RewardClient
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
 from shared.errors import NotFound, ValidationFailed
-from shared.schema.reward_spec import TOTAL_COMPONENT, StoredReward
+from shared.schema.reward_spec import TOTAL_COMPONENT, RewardProvenance, StoredReward
 
 __all__ = [
     "GroupDetail",
@@ -174,21 +174,6 @@ class GroupDetail(GroupSummary):
     task: dict[str, Any] = Field(default_factory=dict)
     summary: dict[str, Any] = Field(default_factory=dict)
     member_list: list[MemberSummary] = Field(default_factory=list)
-
-
-class RewardProvenance(BaseModel):
-    """One stored score and exactly how it was made."""
-
-    component: str
-    version: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    spec_hash: str | None = None
-    weight: float
-    score: float | None
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    status: str
-    error: str | None = None
-    created_at: datetime
 
 
 class TrajectoryDetail(BaseModel):
@@ -525,9 +510,7 @@ def _tokens(row: TrajectoryRow) -> dict[str, Any] | None:
 
 def _detail(row: TrajectoryRow, rewards: Sequence[StoredReward], policy: dict[str, Any]) -> TrajectoryDetail:
     meta = dict(row.meta or {})
-    provenance = [RewardProvenance(component=r.component, version=r.version, params=r.params or {},
-                                   spec_hash=r.spec_hash, weight=r.weight, score=r.score, metrics=r.metrics or {},
-                                   status=r.status, error=r.error, created_at=r.created_at) for r in rewards]
+    provenance = [RewardProvenance.model_validate(r.model_dump(exclude={"trajectory_id", "job_id"})) for r in rewards]
     totals = [p for p in provenance if p.component == TOTAL_COMPONENT]
     reward = totals[-1].score if totals else _number(meta.get("reward"))
     return TrajectoryDetail(

@@ -9,14 +9,9 @@ from fastapi import Request
 
 from shared.clients import Endpoints, RewardClient
 from shared.web import AppState
+from shared.web.deps import caller_key
 
-__all__ = ["caller_key", "reward_client"]
-
-
-def caller_key(request: Request) -> str | None:
-    """The bearer key the request came with (None without one)."""
-    auth = request.headers.get("authorization", "")
-    return auth[7:].strip() if auth[:7].lower() == "bearer " else None
+__all__ = ["reward_client"]
 
 
 @contextlib.asynccontextmanager

@@ -23,7 +23,7 @@ from shared.schema.functions import RewardFunctionComponent
 from shared.skills import SKILL_WEIGHT_KEYS, SkillSpec
 
 __all__ = ["SKILL_WEIGHT_NAMES", "TOTAL_COMPONENT", "ComponentSpec", "JobRewardSummary", "RewardSpec",
-           "RewardSpecError", "StoredReward", "StoredRewardPage", "StoredRewardQuery", "spec_hash"]
+           "RewardProvenance", "RewardSpecError", "StoredReward", "StoredRewardPage", "StoredRewardQuery", "spec_hash"]
 
 #: Component name of the per-trajectory score holding a spec's weighted total and status.
 TOTAL_COMPONENT = "total"
@@ -115,15 +115,13 @@ def spec_hash(spec: RewardSpec) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
-class StoredReward(BaseModel):
-    """One score the reward service keeps for a stored trajectory, and exactly how it was made.
+class RewardProvenance(BaseModel):
+    """One kept score and exactly how it was made (component, version, params, spec, weight).
 
     ``component`` is a component's name, or ``total`` for the spec's weighted total (its status says
     whether the trajectory was scored, failed or skipped).
     """
 
-    trajectory_id: str
-    job_id: str | None = None
     component: str
     version: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -134,6 +132,13 @@ class StoredReward(BaseModel):
     status: str
     error: str | None = None
     created_at: datetime
+
+
+class StoredReward(RewardProvenance):
+    """One score the reward service keeps for a stored trajectory: its provenance and whose it is."""
+
+    trajectory_id: str
+    job_id: str | None = None
 
 
 class StoredRewardQuery(BaseModel):

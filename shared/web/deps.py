@@ -22,6 +22,7 @@ from shared.settings import Settings
 from shared.web.state import AppState, get_app_state
 
 __all__ = [
+    "caller_key",
     "ApiKeyDep",
     "DispatcherDep",
     "SessionDep",
@@ -40,6 +41,15 @@ F = TypeVar("F", bound=Callable[..., object])
 _SCOPES_ATTR = "__trajforge_scopes__"
 _SESSION_PARAM_ATTR = "__trajforge_session_param__"
 _DEFAULT_SCOPES: tuple[Scope, ...] = ("user", "admin")
+
+
+def caller_key(request: Request) -> str | None:
+    """The bearer key a request came with (None without one): what a service presents on the caller's
+    behalf when it calls another service for that request."""
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() != "bearer ":
+        return None
+    return auth[7:].strip() or None
 
 
 def admin_only(endpoint: F) -> F:
