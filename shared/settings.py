@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     queue_name: str = "trajforge"
     queue_visibility_timeout_s: int = Field(3600, ge=1)
     queue_task_time_limit_s: int = Field(3000, ge=1)
-    # In-process runs retry a task's transient failures as Celery does: 1, 2, 4, ... times this, with jitter.
+    # In-process runs retry a task's transient failures as Celery does: 1, 2, 4, ... times this (half of it jittered).
     queue_retry_backoff_s: float = Field(1.0, ge=0)
     shared_data_dir: Path | None = None
     # Rows one ``POST /v1/clean`` may carry (413 above); bigger inputs go through dataset jobs.

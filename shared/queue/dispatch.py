@@ -81,8 +81,10 @@ class InProcessDispatcher:
             except spec.transient as exc:
                 if retries >= spec.max_retries:
                     raise
-                # Celery's retry_backoff: 2**n times the factor, full jitter.
-                delay = random.uniform(0, min(_BACKOFF_MAX_S, self._settings.queue_retry_backoff_s * 2 ** retries))
+                # Celery's retry_backoff (2**n times the factor), with half of each wait fixed: full
+                # jitter can spend every retry in a blink, before a restarting database is back.
+                ceiling = min(_BACKOFF_MAX_S, self._settings.queue_retry_backoff_s * 2 ** retries)
+                delay = random.uniform(ceiling / 2, ceiling)
                 retries += 1
                 log.warning("in-process task %s failed (%s); retry %d of %d in %.1f s",
                             name, exc, retries, spec.max_retries, delay)

@@ -60,7 +60,7 @@ async def test_postgres_restart_mid_job_is_retried_in_process_and_every_group_st
 ) -> None:
     await asyncio.to_thread(upgrade, cluster.url)
     local = settings.model_copy(update={"database_url": cluster.url, "redis_url": "", "rollout_poll_s": 0.05,
-                                        "queue_retry_backoff_s": 0.5, **scripted.HANGING_ENV})
+                                        "queue_retry_backoff_s": 1.0, **scripted.HANGING_ENV})
     live = Live(local)
     try:
         requests = [f"What is the status of item A{i}?" for i in range(TASKS)]
