@@ -2,9 +2,9 @@
 
 ``write`` only queues the record (a bounded queue, so a stalled database slows
 callers down instead of growing memory); a background flusher inserts what is
-queued in batches, one transaction and one multi-row ``INSERT ... RETURNING``
-each, off the request path. After the first record of a batch it lingers up to
-``linger_s`` for more, so a trickle of calls still shares transactions (the
+queued in batches, one transaction each (one prepared ``INSERT ... ON CONFLICT
+DO NOTHING`` run for every row), off the request path. After the first record
+of a batch it lingers up to ``linger_s`` for more, so a trickle of calls still shares transactions (the
 per-transaction cost dominates a single row's); ``flush`` and ``close`` cut the
 linger short. A failed batch is retried with backoff; after the last attempt
 each record is logged in full so nothing is lost silently. Reads (``session``)
@@ -38,7 +38,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from shared.db.models import GatewayTraceRow
-from shared.db.upsert import insert_ignore_many
+from shared.db.upsert import insert_ignore_committed
 from shared.ids import fast_uuid4
 from shared.traces import TraceRecord
 
@@ -186,8 +186,8 @@ class DbTraceSink:
 
     async def _write(self, batch: list[TraceRecord]) -> None:
         async with self.sessionmaker() as db:
-            await insert_ignore_many(db, GatewayTraceRow, [row_from_record(r) for r in batch], conflict_columns=_ID)
-            await db.commit()
+            await insert_ignore_committed(db, GatewayTraceRow, [row_from_record(r) for r in batch],
+                                          conflict_columns=_ID)
 
 
 def _numbered(records: list[TraceRecord]) -> list[TraceRecord]:
