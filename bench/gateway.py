@@ -94,16 +94,15 @@ def serve_gateway(port: int, upstream: str, db_url: str) -> None:
     """Child process: the gateway service app as deployed (auth, middleware, metrics, DB traces)."""
     import json
 
-    import uvicorn
-
     from services.gateway.app import create_app
     from shared.settings import Settings
+    from shared.web.server import serve_app
 
     cfg = Path(tempfile.mkdtemp()) / "gateway.json"
     cfg.write_text(json.dumps({"upstreams": [{"model": "policy", "url": upstream}]}))
     app = create_app(Settings(database_url=db_url, gateway_config=str(cfg), auth_enabled=True))
     # The access log stays at its default level, on stderr, which the parent points at a file.
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, log_config=None)
+    serve_app(app, host="127.0.0.1", port=port, log_level="warning")
 
 
 def serve_router(port: int, upstream: str) -> None:

@@ -110,6 +110,7 @@ def embedded_server(settings: Settings, *, port: int = 0, start_timeout_s: float
     import uvicorn
 
     from services.app import create_all_in_one_app
+    from shared.web.server import server_config
 
     key, key_path, _ = prepare_embedded(settings)
     port = port or free_port()
@@ -118,8 +119,8 @@ def embedded_server(settings: Settings, *, port: int = 0, start_timeout_s: float
     failures: list[BaseException] = []
     _watch_lifespan(app, failures)
     # The stdlib loop: this server runs in a background thread beside the caller's own loop.
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False,
-                                           log_level="warning", lifespan="on", loop="asyncio"))
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+                                          loop="asyncio"))
     uvicorn_log, hush = logging.getLogger("uvicorn.error"), _StartupQuiet()
     uvicorn_log.addFilter(hush)
     thread = threading.Thread(target=_serve, args=(server,), daemon=True)

@@ -41,10 +41,9 @@ def up(host: str = "127.0.0.1", port: int = 8000,
     if split:
         _up_split(host, base_port, ready_timeout_s)
         return
-    import uvicorn
-
     from services.app import create_all_in_one_app
     from shared.bootstrap import prepare_embedded
+    from shared.web.server import serve_app
 
     settings = get_settings()
     _, path, created = prepare_embedded(settings)
@@ -53,8 +52,7 @@ def up(host: str = "127.0.0.1", port: int = 8000,
                err=True)
     typer.echo(f"database: {settings.effective_database_url.split('@')[-1]}  queue: "
                f"{'celery/redis' if settings.redis_url else 'in-process'}", err=True)
-    # The request middleware writes the access log; uvicorn's own would only build a record per request.
-    uvicorn.run(create_all_in_one_app(settings), host=host, port=port, log_config=None, access_log=False)
+    serve_app(create_all_in_one_app(settings), host=host, port=port)
 
 
 def _up_split(host: str, base_port: int, ready_timeout_s: float = 120.0) -> None:
@@ -110,17 +108,16 @@ async def _service_key() -> str:
 
 def serve(service: str, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Run one service on its own (the database must be migrated)."""
-    import uvicorn
-
     from services.app import service_spec
     from shared.web import create_app
+    from shared.web.server import serve_app
 
     try:
         spec = service_spec(service)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     _check_migrated_or_exit()
-    uvicorn.run(create_app(spec), host=host, port=port, log_config=None, access_log=False)
+    serve_app(create_app(spec), host=host, port=port)
 
 
 def worker(

@@ -16,6 +16,10 @@ whatever this path hands on):
 
 A path the routes would refuse or treat specially (a non-numeric attempt, a
 trailing slash, an empty session id) is handed on to the routes unchanged.
+
+Served over HTTP, the same class is the app's direct entry (``shared.web.direct``):
+``wants`` picks the calls it answers before the app's own layers are entered, and
+the request middleware runs around it there too.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from shared.web.state import get_app_state
 __all__ = ["ProxyFastPath", "match_proxy_path"]
 
 _TAILS = {"v1/chat/completions": CHAT_PATH, "v1/completions": COMPLETIONS_PATH}
+_MATCH = "trajforge.proxy_match"
 _WANTED = {b"authorization": "authorization", SESSION_HEADER.encode(): "session",
            ATTEMPT_HEADER.encode(): "attempt"}
 
@@ -77,23 +82,33 @@ class ProxyFastPath:
         self.prefix = prefix
         self._routes: dict[str, APIRoute] | None = None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def wants(self, scope: Scope, app: Any) -> bool:
+        """True when this is a proxy call ``app``'s gateway answers here (the match is kept on the scope)."""
         if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
+            return False
         path: str = scope["path"]
         if self.prefix:
             if not path.startswith(self.prefix):
-                await self.app(scope, receive, send)
-                return
+                return False
             path = path[len(self.prefix):]
         matched = match_proxy_path(path)
-        gateway = getattr(scope["app"].state, "gateway", None)
-        route = self._route(matched[0]) if matched else None
-        if matched is None or route is None or not isinstance(gateway, GatewayProxy):
+        if matched is None or not isinstance(getattr(app.state, "gateway", None), GatewayProxy):
+            return False
+        route = self._route(matched[0])
+        if route is None:
+            return False
+        scope[_MATCH] = (route, matched)
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        found = scope.pop(_MATCH, None)
+        if found is None and self.wants(scope, scope["app"]):
+            found = scope.pop(_MATCH)
+        if found is None:
             await self.app(scope, receive, send)
             return
-        await self._proxy(scope, receive, send, gateway, route, matched)
+        route, matched = found
+        await self._proxy(scope, receive, send, scope["app"].state.gateway, route, matched)
 
     def _route(self, template: str) -> APIRoute | None:
         if self._routes is None:

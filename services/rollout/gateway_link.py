@@ -169,9 +169,11 @@ async def _loopback(app: Any) -> AsyncIterator[str]:
 
     import uvicorn
 
+    from shared.web.server import server_config
+
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_config=None, access_log=False))
+    server = uvicorn.Server(server_config(app, lifespan="off"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:

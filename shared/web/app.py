@@ -28,6 +28,7 @@ from shared.errors import ServiceUnavailable
 from shared.queue.dispatch import InProcessDispatcher, make_dispatcher
 from shared.settings import Settings, get_settings
 from shared.web.deps import require_api_key
+from shared.web.direct import DIRECT_ATTR, DirectEntry, hot_path_instances
 from shared.web.errors import install_error_handlers
 from shared.web.logs import configure_logging
 from shared.web.middleware import RequestMiddleware
@@ -61,7 +62,9 @@ class ServiceSpec:
     task_modules: Sequence[str] = ()
     #: ASGI middleware mounted inside the request middleware (ids, body limits, JSON check, metrics and
     #: the access log still apply to what it answers), built as ``cls(app, prefix=<the routers' prefix>)``:
-    #: a service's hot path that answers without FastAPI's routing and dependency solving.
+    #: a service's hot path that answers without FastAPI's routing and dependency solving. One with a
+    #: ``wants(scope, app)`` method is also the app's ``DirectEntry`` (``shared.web.direct``): served over
+    #: HTTP, the requests it wants skip the layers FastAPI and Starlette put around the app.
     middleware: Sequence[Callable[..., Any]] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -220,4 +223,8 @@ def create_app(
     name = "+".join(s.name for s in specs)
     # Added last, so it is the outermost: it wraps what the services' middleware answers.
     app.add_middleware(RequestMiddleware, service=name, max_body_bytes=settings.max_request_bytes)
+    hot = [h for spec in specs
+           for h in hot_path_instances(spec.middleware, spec.prefix if len(specs) > 1 else "")]
+    if hot:
+        setattr(app.state, DIRECT_ATTR, DirectEntry(app, hot, service=name, max_body_bytes=settings.max_request_bytes))
     return app

@@ -17,7 +17,9 @@ from shared.web.context import current_request_id
 from shared.web.openai_errors import openai_error_body, retry_after_headers
 from shared.web.responses import SafeJSONResponse
 
-__all__ = ["error_response", "install_error_handlers", "is_openai_path", "trajforge_error_response"]
+__all__ = [
+    "INTERNAL_ERROR_MESSAGE", "error_response", "install_error_handlers", "is_openai_path", "trajforge_error_response",
+]
 
 log = logging.getLogger("trajforge.web")
 
@@ -26,6 +28,10 @@ _TITLES = {400: "Bad request", 401: "Authentication required", 403: "Forbidden",
            405: "Method not allowed", 413: "Payload too large", 422: "Validation failed",
            429: "Too many requests", 500: "Internal error", 502: "Bad gateway",
            503: "Service unavailable", 504: "Gateway timeout"}
+
+
+#: What a caller is told about an unexpected error (the log has the rest, under the request id).
+INTERNAL_ERROR_MESSAGE = "internal error; see the server log for this request id"
 
 
 def is_openai_path(path: str) -> bool:
@@ -101,8 +107,7 @@ async def _on_http_error(request: Request, exc: StarletteHTTPException) -> Respo
 
 async def _on_unhandled(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return error_response(request.url.path, 500, "internal error; see the server log for this request id",
-                          code="internal_error")
+    return error_response(request.url.path, 500, INTERNAL_ERROR_MESSAGE, code="internal_error")
 
 
 def install_error_handlers(app: FastAPI) -> None:
