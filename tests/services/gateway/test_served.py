@@ -115,3 +115,21 @@ async def test_served_proxy_calls_answer_trace_and_count_as_in_process(
             assert served_reply.json() == local_reply.json(), case
     # The served 200 counts under its route, as an in-process one would (the refusals count under theirs).
     assert REGISTRY.get_sample_value("trajforge_http_requests_total", labels) == before + 1
+
+
+async def test_served_streams_relay_every_event_and_store_their_trace(served: tuple[str, Any], key: str) -> None:
+    url, _ = served
+    auth = {"authorization": f"Bearer {key}"}
+    sid = f"served-{uuid.uuid4().hex[:10]}"
+    async with httpx.AsyncClient(base_url=url) as client:
+        whole = (await client.post(f"/sessions/{sid}/v1/chat/completions", json=CHAT, headers=auth)).json()
+        async with client.stream("POST", f"/sessions/{sid}/v1/chat/completions", json={**CHAT, "stream": True},
+                                 headers=auth) as reply:
+            assert reply.headers["content-type"].startswith("text/event-stream")
+            events = [line.removeprefix("data: ") async for line in reply.aiter_lines() if line.startswith("data: ")]
+        traces = (await client.get(f"/v1/sessions/{sid}/traces", headers=auth)).json()
+    assert events[-1] == "[DONE]" and len(events) > 2
+    text = "".join(c["choices"][0]["delta"].get("content") or ""
+                   for c in map(json.loads, events[:-1]) if c["choices"])
+    assert text == whole["choices"][0]["message"]["content"]
+    assert [t["stream"] for t in traces] == [False, True] and traces[1]["status"] == "ok"
