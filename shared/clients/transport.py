@@ -33,6 +33,7 @@ from urllib.parse import quote, unquote, urlsplit
 import httpx
 
 from shared.settings import Settings
+from shared.web.direct import direct_entry_of
 
 __all__ = ["APPS", "COMPOSITION_MODULE", "SERVICES", "AsgiExchange", "Endpoint", "Endpoints", "InProcessApps", "Reply"]
 
@@ -116,7 +117,10 @@ class AsgiExchange:
             "query_string": query.encode("latin-1"), "server": self._server, "client": ("127.0.0.1", 123),
             "root_path": "",
         }
-        return await _Call(content, method != "HEAD").run(self.app, scope)
+        # A service's hot path (the gateway's proxy calls) is entered past the app's own layers, as served.
+        entry = direct_entry_of(self.app)
+        app = entry if entry is not None and entry.wants(scope) else self.app
+        return await _Call(content, method != "HEAD").run(app, scope)
 
 
 class _Call:

@@ -6,8 +6,9 @@ FastAPI app, so in-process callers and tests reach it there. Served over HTTP
 (``shared.web.server``), the same calls need none of what wraps it there:
 FastAPI's telemetry and body-limit wrappers, Starlette's error middleware, the
 middleware stack's dispatch. ``DirectEntry`` is the request middleware over the
-hot-path middlewares alone; the server's protocol asks it whether it ``wants``
-each request and hands it those, and the whole app everything else. Request ids,
+hot-path middlewares alone; the server's protocol (and the in-process client,
+``shared.clients.transport.AsgiExchange``) asks it whether it ``wants`` each
+request and hands it those, and the whole app everything else. Request ids,
 size limits, the JSON check, metrics, the access log and the error format are the
 same code on both ways in.
 """
@@ -86,13 +87,13 @@ class DirectEntry:
         try:
             await scope.pop(_CHOSEN)(scope, receive, tracked)
         except Exception:
-            if started:
-                raise  # too late for an error body: the server drops the connection
-            # What the app's handler for unexpected errors answers, in the one error format.
-            log.exception("unhandled error on %s %s", scope["method"], scope["path"])
-            await error_response(scope["path"], 500, INTERNAL_ERROR_MESSAGE, code="internal_error")(
-                scope, receive, send)
-
+            # As the app's error middleware does: the error in the one format when nothing was sent yet,
+            # then the exception goes on to the server (which logs it) or to an in-process caller.
+            if not started:
+                log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+                await error_response(scope["path"], 500, INTERNAL_ERROR_MESSAGE, code="internal_error")(
+                    scope, receive, send)
+            raise
 
 def direct_entry_of(app: Any) -> DirectEntry | None:
     """The ``DirectEntry`` an app carries, if any."""

@@ -197,3 +197,17 @@ async def test_websocket_upgrades_get_the_real_transport(served: tuple[str, Fast
         await ws.send("there")
         assert await ws.recv() == "hello there"
 
+
+
+async def test_in_process_calls_take_the_same_entry(settings: Settings) -> None:
+    from shared.clients.transport import AsgiExchange
+
+    app = _app(settings.model_copy(update={"auth_enabled": False}))
+    exchange = AsgiExchange(app, "http://served.internal")
+    async with app.router.lifespan_context(app):
+        hot = await exchange.send("POST", "/hot/in", content=b"p")
+        routed = await exchange.send("POST", "/hot-not/in")
+        with pytest.raises(RuntimeError, match="boom"):  # an app's exception reaches an in-process caller
+            await exchange.send("POST", "/hot/boom", content=b"x")
+    assert hot.content == b"hot:p" and "x-through-app" not in hot.headers and hot.headers["x-request-id"]
+    assert routed.headers["x-through-app"] == "1"
