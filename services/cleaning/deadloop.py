@@ -408,6 +408,12 @@ def _call_identity(call: dict[str, Any]) -> Any:
     return [fn.get("name"), args]
 
 
+def _call_turns_at_most(messages: list[Any]) -> int:
+    """An upper bound of ``len(_tool_steps(messages))``: assistant turns with a truthy ``tool_calls``."""
+    # A step needs normalize_tool_calls to return a non-empty list, which a falsy value never gives.
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("tool_calls") and m.get("role") == "assistant")
+
+
 def _tool_steps(messages: list[Any]) -> list[tuple[int, bytes, str | None]]:
     """Each assistant turn with tool calls: (its index, its calls and their results as one key, first name).
 
@@ -495,7 +501,8 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:
         limit = self.params.max_repeated_tool_calls
-        if not limit:
+        if not limit or _call_turns_at_most(messages) < limit:
+            # Exact: find_cycle needs min_repeats keys at least, and every step is a turn counted here.
             return None
         steps = _tool_steps(messages)
         # A loop is the agent learning nothing: the same call (or a short cycle of calls) answered

@@ -233,3 +233,14 @@ def test_an_answer_key_of_few_values_is_not_one_item_on_repeat():
     # So is a longer line repeated with a second line beside it.
     lines = "\n".join(["I love this song so much"] * 15 + ["It is great"] * 5)
     assert _stuck(lines)
+
+
+def test_tool_loop_screen_lets_exactly_the_limit_of_call_turns_through():
+    # The screen skips rows with fewer call turns than the limit; at the limit the loop still fires.
+    step = ("get_status", '{"id": 3}', "pending")
+    assert _loop_evidence(_agent("Check order 3.", [step] * 4))["repeats"] == 4
+    assert _loop_evidence(_agent("Check order 3.", [step] * 3)) is None
+    # Turns with an empty tool_calls value are no steps, so they neither count nor break the loop.
+    row = _agent("Check order 3.", [step] * 4)
+    row["messages"].insert(3, {"role": "assistant", "content": "Still pending.", "tool_calls": []})
+    assert _loop_evidence(row)["repeats"] == 4
