@@ -94,8 +94,10 @@ _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
-# Sentence ends in every script, and line breaks; the terminator stays out of the unit.
-_UNIT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")
+# Sentence ends in every script, and line breaks; the terminator stays out of the unit. The
+# lookahead changes no match (each starts with whitespace or a terminator, and \n is whitespace);
+# it lets the engine reject most positions before trying the lookbehind.
+_UNIT_SPLIT_RE = re.compile(r"(?=[\s。！？])(?:(?<=[.!?])\s+|[。！？\n]+)")
 # The values of an answer key (single letters are never counted as items, so A-E are not listed).
 _ANSWER_VALUES = frozenset({
     "true", "false", "yes", "no", "correct", "incorrect", "right", "wrong", "对", "错", "是", "否", "正确", "错误",

@@ -244,3 +244,16 @@ def test_tool_loop_screen_lets_exactly_the_limit_of_call_turns_through():
     row = _agent("Check order 3.", [step] * 4)
     row["messages"].insert(3, {"role": "assistant", "content": "Still pending.", "tool_calls": []})
     assert _loop_evidence(row)["repeats"] == 4
+
+
+def test_sentence_split_lookahead_changes_no_split():
+    import re
+
+    from services.cleaning.deadloop import _UNIT_SPLIT_RE
+
+    plain = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")  # the pattern without its lookahead
+    rng = random.Random(7)
+    alphabet = ["a", "b", " ", "\n", "\t", "\u3000", ".", "!", "?", "。", "！", "？", "x."]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert _UNIT_SPLIT_RE.split(text) == plain.split(text), text
