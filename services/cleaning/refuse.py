@@ -270,10 +270,28 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
 _ANY_CJK = re.compile("|".join(map(re.escape, _TRIGGERS_CJK)))
 
 
+def _trigger_groups(triggers: tuple[str, ...], keys: tuple[str, ...]) -> tuple[tuple[str, ...],
+                                                                          tuple[tuple[str, tuple[str, ...]], ...]]:
+    """(triggers without any key, (key, the triggers containing it) per key): a trigger can occur
+    only where its key does, so one test of the key stands for the whole group when it fails."""
+    rest, groups = triggers, []
+    for key in keys:
+        groups.append((key, tuple(t for t in rest if key in t)))
+        rest = tuple(t for t in rest if key not in t)
+    return rest, tuple(groups)
+
+
+# "not" and "n't" hold 18 of the English triggers; most windows lack at least one of the two.
+_TRIGGERS_EN_OWN, _TRIGGERS_EN_GROUPS = _trigger_groups(_TRIGGERS_EN, ("not", "n't"))
+
+
 def _may_refuse(window: str, low: str) -> bool:
     # map() over the bound method keeps the substring loop in C.
-    if any(map(low.__contains__, _TRIGGERS_EN)):
+    if any(map(low.__contains__, _TRIGGERS_EN_OWN)):
         return True
+    for key, members in _TRIGGERS_EN_GROUPS:
+        if key in low and any(map(low.__contains__, members)):
+            return True
     return not window.isascii() and _ANY_CJK.search(window) is not None
 
 
@@ -343,10 +361,13 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
 
 
-def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
-    """The kind and match of the first refusal in ``window`` (quotes already blanked), or None."""
+def _finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, re.Match[str]] | None:
+    """The kind and match of the first refusal in ``window`` (quotes already blanked), or None.
+
+    ``screened``: the caller has seen ``_may_refuse`` pass on this very window.
+    """
     low = window.lower()
-    if not _may_refuse(window, low):
+    if not screened and not _may_refuse(window, low):
         return None
     hard = _hard_match(window, low)
     if hard is not None:
@@ -364,7 +385,7 @@ def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
     return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
 
 
-def _piece_finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
+def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, re.Match[str]] | None:
     """A refusal in a reply that should be the requested piece: in the piece itself only one
     that speaks about the request ("I can't help write such letters") or an AI disclaimer counts;
     the piece's own "I won't be able to come" is its content. Text before a salutation or subject
@@ -374,7 +395,7 @@ def _piece_finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None
         found = _finding(window[:start], agent)
         if found is not None:
             return found
-    found = _finding(window, agent)
+    found = _finding(window, agent, screened=screened)
     if found is None:
         return None
     kind, m = found
@@ -400,7 +421,9 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
     if not _may_refuse(window, window.lower()):
         return None  # most replies: no refusal word at all, so no quote masking either
     masked = _mask_quotes(window)
-    found = _piece_finding(masked, agent) if composition else _finding(masked, agent)
+    screened = masked is window  # nothing was blanked: the screen above has judged this window
+    found = _piece_finding(masked, agent, screened=screened) if composition else \
+        _finding(masked, agent, screened=screened)
     if found is None:
         return None
     kind, m = found

@@ -257,3 +257,13 @@ def test_a_refusal_about_the_requested_piece_is_still_a_refusal(user, reply):
 ])
 def test_limits_of_a_method_and_reports_of_the_past_are_not_refusals(text):
     assert not is_refusal(text)
+
+
+def test_grouped_trigger_screen_opens_on_every_english_trigger_alone():
+    from services.cleaning.refuse import _TRIGGERS_EN, _may_refuse
+
+    # The group keys ("not", "n't") only stand in for their members: each trigger on its own still passes.
+    for trigger in _TRIGGERS_EN:
+        window = f"Well, {trigger} x."
+        assert _may_refuse(window, window.lower()), trigger
+    assert not _may_refuse("Note the knot: it is on the notice board.", "note the knot: it is on the notice board.")
