@@ -160,7 +160,14 @@ def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -
     tails.pop("", None)
     if not tails or tails.most_common(1)[0][1] < min_repeats:
         return None
-    units = [u for u in map(_unit_key, parts) if _meaningful_unit(u)]
+    # Each distinct part is keyed once: texts that get this far repeat parts (a list of flights,
+    # a stuck reply), so about half of them are seen again.
+    keys: dict[str, str | None] = {}
+    for part in parts:
+        if part not in keys:
+            unit = _unit_key(part)
+            keys[part] = unit if _meaningful_unit(unit) else None
+    units = [u for u in map(keys.__getitem__, parts) if u is not None]
     if len(units) < min_repeats:
         return None
     found = find_cycle(units, min_repeats, _MAX_BLOCK_LINES)
