@@ -16,12 +16,7 @@ import orjson
 from pydantic import AliasChoices, Field
 
 from services.cleaning.base import Row, StepOutput
-from services.cleaning.markers import (
-    cascade_upper_bound,
-    count_cascade_starts,
-    count_hesitations,
-    hesitation_upper_bound,
-)
+from services.cleaning.markers import count_cascade_starts, count_hesitations, marker_upper_bounds
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.requests import asks_for_fiction, asks_for_repetition, closed_question
 from services.cleaning.text import (
@@ -554,14 +549,16 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         # Markers are counted in the assistant's own voice only; the density stays per the whole text.
         # In requested fiction every voice is performed (a nervous character, a monologue), so
         # hesitating is the piece; a story that is truly stuck still repeats itself (checked below).
-        if not fiction and hesitation_upper_bound(text, low) >= needed:
+        # Both bounds from one set of counts; in fiction neither signal is looked at.
+        hes_bound, cas_bound = (0, 0) if fiction else marker_upper_bounds(text, low)
+        if not fiction and hes_bound >= needed:
             own = _narration(text)
             own_low = own.lower() if own is not text else low
             n = count_hesitations(own, own_low)
             if n >= needed:
                 return {"check": "hesitation", "markers": n, "density": round(1000 * n / len(text), 2),
                         "threshold": density, "window": own.strip()[:120]}
-        if not fiction and cascade_upper_bound(text, low) >= k:
+        if not fiction and cas_bound >= k:
             own = _narration(text)
             own_low = own.lower() if own is not text else low
             span = _cascade_span(own, own_low, k, p.cascade_window)

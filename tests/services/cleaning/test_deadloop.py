@@ -257,3 +257,20 @@ def test_sentence_split_lookahead_changes_no_split():
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
         assert _UNIT_SPLIT_RE.split(text) == plain.split(text), text
+
+
+def test_marker_bounds_count_shared_triggers_for_both_signals():
+    from services.cleaning import markers
+
+    text = "Wait, actually no. Hmm, I was wrong. Actually, wait. 等等，不对，我又搞错了。"
+    low = text.lower()
+    hes, cas = markers.marker_upper_bounds(text, low)
+    # Each bound is still the plain sum of its own triggers' counts.
+    assert hes == sum(map(low.count, markers._HES_TRIGGERS_EN)) + sum(map(text.count, markers._HES_TRIGGERS_CJK))
+    assert cas == sum(map(low.count, markers._CAS_TRIGGERS_EN)) + sum(map(text.count, markers._CAS_TRIGGERS_CJK))
+    # Five cascade markers, shared triggers among them, put the bound at the response limit of
+    # five exactly, and the cascade check behind it still fires.
+    five = "Wait. Actually. Hmm. I was wrong. I made a mistake."
+    assert markers.marker_upper_bounds(five, five.lower())[1] == 5
+    found = DeadLoopFilter().stuck_evidence({"role": "assistant", "content": five})
+    assert found is not None and found["check"] == "cascade"
