@@ -418,6 +418,26 @@ def _call_turns_at_most(messages: list[Any]) -> int:
     return sum(1 for m in messages if isinstance(m, dict) and m.get("tool_calls") and m.get("role") == "assistant")
 
 
+def _name_of(call: dict[str, Any]) -> Any:
+    """The head of ``_call_identity(call)`` (the name), found without decoding the arguments."""
+    fn = call.get("function")
+    if isinstance(fn, dict):
+        return fn.get("name")
+    return fn[0] if isinstance(fn, (list, tuple)) and fn else fn
+
+
+def _call_names(messages: list[Any]) -> list[bytes]:
+    """Per step of ``_tool_steps``, in order, the names of its calls: equal step keys, equal names."""
+    names = []
+    for a in messages:
+        if not isinstance(a, dict) or a.get("role") != "assistant":
+            continue
+        calls = normalize_tool_calls(a.get("tool_calls"))
+        if calls:
+            names.append(orjson.dumps([_name_of(c) for c in calls], option=orjson.OPT_SORT_KEYS))
+    return names
+
+
 def _tool_steps(messages: list[Any]) -> list[tuple[int, bytes, str | None]]:
     """Each assistant turn with tool calls: (its index, its calls and their results as one key, first name).
 
@@ -507,6 +527,9 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         limit = self.params.max_repeated_tool_calls
         if not limit or _call_turns_at_most(messages) < limit:
             # Exact: find_cycle needs min_repeats keys at least, and every step is a turn counted here.
+            return None
+        if find_cycle(_call_names(messages), limit, _MAX_LOOP_PERIOD) is None:
+            # Exact: equal steps make equal calls, so a loop of steps is a loop of their names too.
             return None
         steps = _tool_steps(messages)
         # A loop is the agent learning nothing: the same call (or a short cycle of calls) answered

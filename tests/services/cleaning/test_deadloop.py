@@ -274,3 +274,18 @@ def test_marker_bounds_count_shared_triggers_for_both_signals():
     assert markers.marker_upper_bounds(five, five.lower())[1] == 5
     found = DeadLoopFilter().stuck_evidence({"role": "assistant", "content": five})
     assert found is not None and found["check"] == "cascade"
+
+
+def test_tool_loop_name_screen_passes_loops_and_leaves_changing_answers_to_the_full_key():
+    # Four steps calling the same name: the screen lets them through, and equal answers still loop.
+    same = [("get_status", '{"id": 3}', "pending")] * 4
+    assert _loop_evidence(_agent("Check order 3.", same))["repeats"] == 4
+    # Same names but new answers: past the screen, the full key finds no loop.
+    moving = [("get_status", '{"id": 3}', f"pending {n}") for n in range(4)]
+    assert _loop_evidence(_agent("Check order 3.", moving)) is None
+    # A function given as a [name, arguments] list is named by its head, as its identity is.
+    row = _agent("List files.", [("ls", "{}", "a.txt")] * 4)
+    for m in row["messages"]:
+        if m.get("tool_calls"):
+            m["tool_calls"][0]["function"] = ["ls", {}]
+    assert _loop_evidence(row)["repeats"] == 4
