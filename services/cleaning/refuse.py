@@ -155,6 +155,9 @@ _AI_SELF = re.compile(
 # Doing the user's graded or submitted work for them as the object of a decline: the integrity
 # problem even when no ethics word is said ("your homework for you", 替你完成作业, 宿題の答え).
 # The work named alone is not enough ("I can't open your assignment file" is no such decline).
+# The first character of every _SUBMITTED_WORK alternative below, in order (for, as, do/write/...,
+# homework/essay/..., then each CJK opening).
+_SUBMITTED_WORK_FIRST = "fadwcsthep替代帮作论考试习以宿課ごあ自숙과에리보제내본"
 _SUBMITTED_WORK = (
     r"\bfor\s+you\s+to\s+(?:submit|hand\s+in|turn\s+in)|\bas\s+your\s+own\b"
     r"|\b(?:do|write|complete|finish|solve|take)\s+your\s+(?:homework|assignment|take-home|exam|coursework|problem\s+set)"
@@ -177,8 +180,9 @@ _DECLINE = re.compile(
     r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절)",
     _FLAGS,
 )
+_ETHICS_FIRST = "apcduih学作抄剽代不违盗カ倫違부표윤불"  # the first character of every _ETHICS alternative
 _ETHICS = re.compile(
-    r"(?=[apcduih学作抄剽代不违盗カ倫違부표윤불])"
+    "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
     r"|\bagainst\s+(?:the\s+)?(?:rules|law|honou?r\s+code)|\bhonou?r\s+code\b"
     r"|学术(?:诚信|不端|造假|道德)|作弊|抄袭|剽窃|代写|不道德|违法|违反(?:法律|规定|学术|诚信)"
@@ -186,7 +190,10 @@ _ETHICS = re.compile(
     _FLAGS,
 )
 # What makes a decline ethical: an ethics word, or the user's graded work as its object.
-_GROUNDS = re.compile(_ETHICS.pattern + "|" + _SUBMITTED_WORK, _FLAGS)
+# The lookahead holds every first character either part can start with, so it changes no match;
+# the engine rules out most positions with it instead of trying each alternative there.
+_GROUNDS = re.compile("(?=[" + _ETHICS_FIRST + _SUBMITTED_WORK_FIRST + "])(?:" + _ETHICS.pattern + "|" + _SUBMITTED_WORK
+                      + ")", _FLAGS)
 # Every _AI_SELF match contains one of these (lowercased): the cheap gate before its regex.
 _AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델",
              "인공")
