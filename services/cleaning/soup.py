@@ -511,6 +511,8 @@ _NON_ALNUM = bytes(b for b in range(256) if not chr(b).isalnum() or b > 127)
 def _chaos_exceeds(text: str, min_chars: int, threshold: float) -> bool:
     if text.isascii():
         return threshold < 0.0  # script_chaos of ASCII text is 0
+    if len(text) - text.count(" ") < min_chars:
+        return threshold < 0.0  # exact: spaces are no letters or digits, so script_chaos stays 0
     # Cheap bound: only characters above U+00FF can leave the Latin bucket, each one
     # changes script at most twice, and ASCII letters and digits all count as letters.
     wide = len(text) - len(text.encode("latin-1", "ignore"))

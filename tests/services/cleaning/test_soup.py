@@ -203,3 +203,13 @@ def test_wide_runs_are_the_runs_of_non_ascii_text_joined_by_single_spaces():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25)))
         runs = [run for run in _WIDE_RUN_RE.findall(text) if len(run) >= _WIDE_MIN]
         assert runs == plain.findall(text), repr(text)
+
+
+def test_chaos_length_screen_lets_the_shortest_judged_text_through():
+    from services.cleaning.soup import _chaos_exceeds
+
+    # Forty letters hopping script every character: judged, and chaotic, spaces or not.
+    assert _chaos_exceeds("a中" * 20, 40, 0.55)
+    assert _chaos_exceeds(" ".join("a中" * 20), 40, 0.55)
+    # Thirty-nine are too few to judge, as before the screen.
+    assert not _chaos_exceeds("a中" * 19 + "a", 40, 0.55)
