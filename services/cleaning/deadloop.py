@@ -16,12 +16,7 @@ import orjson
 from pydantic import AliasChoices, Field
 
 from services.cleaning.base import Row, StepOutput
-from services.cleaning.markers import (
-    cascade_upper_bound,
-    count_cascade_starts,
-    count_hesitations,
-    hesitation_upper_bound,
-)
+from services.cleaning.markers import count_cascade_starts, count_hesitations, marker_upper_bounds
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.requests import asks_for_fiction, asks_for_repetition, closed_question
 from services.cleaning.text import (
@@ -94,8 +89,10 @@ _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
-# Sentence ends in every script, and line breaks; the terminator stays out of the unit.
-_UNIT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")
+# Sentence ends in every script, and line breaks; the terminator stays out of the unit. The
+# lookahead changes no match (each starts with whitespace or a terminator, and \n is whitespace);
+# it lets the engine reject most positions before trying the lookbehind.
+_UNIT_SPLIT_RE = re.compile(r"(?=[\s。！？])(?:(?<=[.!?])\s+|[。！？\n]+)")
 # The values of an answer key (single letters are never counted as items, so A-E are not listed).
 _ANSWER_VALUES = frozenset({
     "true", "false", "yes", "no", "correct", "incorrect", "right", "wrong", "对", "错", "是", "否", "正确", "错误",
@@ -158,7 +155,14 @@ def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -
     tails.pop("", None)
     if not tails or tails.most_common(1)[0][1] < min_repeats:
         return None
-    units = [u for u in map(_unit_key, parts) if _meaningful_unit(u)]
+    # Each distinct part is keyed once: texts that get this far repeat parts (a list of flights,
+    # a stuck reply), so about half of them are seen again.
+    keys: dict[str, str | None] = {}
+    for part in parts:
+        if part not in keys:
+            unit = _unit_key(part)
+            keys[part] = unit if _meaningful_unit(unit) else None
+    units = [u for u in map(keys.__getitem__, parts) if u is not None]
     if len(units) < min_repeats:
         return None
     found = find_cycle(units, min_repeats, _MAX_BLOCK_LINES)
@@ -408,6 +412,32 @@ def _call_identity(call: dict[str, Any]) -> Any:
     return [fn.get("name"), args]
 
 
+def _call_turns_at_most(messages: list[Any]) -> int:
+    """An upper bound of ``len(_tool_steps(messages))``: assistant turns with a truthy ``tool_calls``."""
+    # A step needs normalize_tool_calls to return a non-empty list, which a falsy value never gives.
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("tool_calls") and m.get("role") == "assistant")
+
+
+def _name_of(call: dict[str, Any]) -> Any:
+    """The head of ``_call_identity(call)`` (the name), found without decoding the arguments."""
+    fn = call.get("function")
+    if isinstance(fn, dict):
+        return fn.get("name")
+    return fn[0] if isinstance(fn, (list, tuple)) and fn else fn
+
+
+def _call_names(messages: list[Any]) -> list[bytes]:
+    """Per step of ``_tool_steps``, in order, the names of its calls: equal step keys, equal names."""
+    names = []
+    for a in messages:
+        if not isinstance(a, dict) or a.get("role") != "assistant":
+            continue
+        calls = normalize_tool_calls(a.get("tool_calls"))
+        if calls:
+            names.append(orjson.dumps([_name_of(c) for c in calls], option=orjson.OPT_SORT_KEYS))
+    return names
+
+
 def _tool_steps(messages: list[Any]) -> list[tuple[int, bytes, str | None]]:
     """Each assistant turn with tool calls: (its index, its calls and their results as one key, first name).
 
@@ -495,7 +525,11 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:
         limit = self.params.max_repeated_tool_calls
-        if not limit:
+        if not limit or _call_turns_at_most(messages) < limit:
+            # Exact: find_cycle needs min_repeats keys at least, and every step is a turn counted here.
+            return None
+        if find_cycle(_call_names(messages), limit, _MAX_LOOP_PERIOD) is None:
+            # Exact: equal steps make equal calls, so a loop of steps is a loop of their names too.
             return None
         steps = _tool_steps(messages)
         # A loop is the agent learning nothing: the same call (or a short cycle of calls) answered
@@ -538,14 +572,16 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         # Markers are counted in the assistant's own voice only; the density stays per the whole text.
         # In requested fiction every voice is performed (a nervous character, a monologue), so
         # hesitating is the piece; a story that is truly stuck still repeats itself (checked below).
-        if not fiction and hesitation_upper_bound(text, low) >= needed:
+        # Both bounds from one set of counts; in fiction neither signal is looked at.
+        hes_bound, cas_bound = (0, 0) if fiction else marker_upper_bounds(text, low)
+        if not fiction and hes_bound >= needed:
             own = _narration(text)
             own_low = own.lower() if own is not text else low
             n = count_hesitations(own, own_low)
             if n >= needed:
                 return {"check": "hesitation", "markers": n, "density": round(1000 * n / len(text), 2),
                         "threshold": density, "window": own.strip()[:120]}
-        if not fiction and cascade_upper_bound(text, low) >= k:
+        if not fiction and cas_bound >= k:
             own = _narration(text)
             own_low = own.lower() if own is not text else low
             span = _cascade_span(own, own_low, k, p.cascade_window)

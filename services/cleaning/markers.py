@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cascade_upper_bound", "count_cascade_starts", "count_hesitations", "hesitation_upper_bound"]
+__all__ = ["count_cascade_starts", "count_hesitations", "marker_upper_bounds"]
 
 _EN = (
     r"\b(?:wait(?:\.{2,}|\s*,?\s*(?:wait|no|actually|hmm|let)\b)"
@@ -93,19 +93,25 @@ _HES_ANY_CJK = _any_of(_HES_TRIGGERS_CJK)
 _CAS_ANY_CJK = _any_of(_CAS_TRIGGERS_CJK)
 
 
-def _bound(text: str, low: str, en: tuple[str, ...], cjk: tuple[str, ...], any_cjk: re.Pattern[str]) -> int:
+# The English triggers of both signals ("wait", "actually"): counted once for the two bounds.
+_SHARED_EN = tuple(t for t in _HES_TRIGGERS_EN if t in _CAS_TRIGGERS_EN)
+_HES_ONLY_EN = tuple(t for t in _HES_TRIGGERS_EN if t not in _SHARED_EN)
+_CAS_ONLY_EN = tuple(t for t in _CAS_TRIGGERS_EN if t not in _SHARED_EN)
+
+
+def marker_upper_bounds(text: str, low: str) -> tuple[int, int]:
+    """Upper bounds of the hesitation and the cascade marker counts from substring counts (cheap).
+
+    ``low`` is ``text.lower()``. Each bound is the sum of its triggers' counts; a trigger of both
+    is counted once and added to each.
+    """
     # map() over the bound method keeps the loop in C (a generator costs more than the counts).
-    n = sum(map(low.count, en))
-    if text.isascii() or not any_cjk.search(text):
-        return n
-    return n + sum(map(text.count, cjk))
-
-
-def hesitation_upper_bound(text: str, low: str) -> int:
-    """An upper bound of ``count_hesitations`` from substring counts (cheap)."""
-    return _bound(text, low, _HES_TRIGGERS_EN, _HES_TRIGGERS_CJK, _HES_ANY_CJK)
-
-
-def cascade_upper_bound(text: str, low: str) -> int:
-    """An upper bound of the number of cascade markers (cheap)."""
-    return _bound(text, low, _CAS_TRIGGERS_EN, _CAS_TRIGGERS_CJK, _CAS_ANY_CJK)
+    shared = sum(map(low.count, _SHARED_EN))
+    hes = shared + sum(map(low.count, _HES_ONLY_EN))
+    cas = shared + sum(map(low.count, _CAS_ONLY_EN))
+    if not text.isascii():
+        if _HES_ANY_CJK.search(text):
+            hes += sum(map(text.count, _HES_TRIGGERS_CJK))
+        if _CAS_ANY_CJK.search(text):
+            cas += sum(map(text.count, _CAS_TRIGGERS_CJK))
+    return hes, cas

@@ -155,6 +155,9 @@ _AI_SELF = re.compile(
 # Doing the user's graded or submitted work for them as the object of a decline: the integrity
 # problem even when no ethics word is said ("your homework for you", 替你完成作业, 宿題の答え).
 # The work named alone is not enough ("I can't open your assignment file" is no such decline).
+# The first character of every _SUBMITTED_WORK alternative below, in order (for, as, do/write/...,
+# homework/essay/..., then each CJK opening).
+_SUBMITTED_WORK_FIRST = "fadwcsthep替代帮作论考试习以宿課ごあ自숙과에리보제내본"
 _SUBMITTED_WORK = (
     r"\bfor\s+you\s+to\s+(?:submit|hand\s+in|turn\s+in)|\bas\s+your\s+own\b"
     r"|\b(?:do|write|complete|finish|solve|take)\s+your\s+(?:homework|assignment|take-home|exam|coursework|problem\s+set)"
@@ -177,8 +180,9 @@ _DECLINE = re.compile(
     r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절)",
     _FLAGS,
 )
+_ETHICS_FIRST = "apcduih学作抄剽代不违盗カ倫違부표윤불"  # the first character of every _ETHICS alternative
 _ETHICS = re.compile(
-    r"(?=[apcduih学作抄剽代不违盗カ倫違부표윤불])"
+    "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
     r"|\bagainst\s+(?:the\s+)?(?:rules|law|honou?r\s+code)|\bhonou?r\s+code\b"
     r"|学术(?:诚信|不端|造假|道德)|作弊|抄袭|剽窃|代写|不道德|违法|违反(?:法律|规定|学术|诚信)"
@@ -186,7 +190,10 @@ _ETHICS = re.compile(
     _FLAGS,
 )
 # What makes a decline ethical: an ethics word, or the user's graded work as its object.
-_GROUNDS = re.compile(_ETHICS.pattern + "|" + _SUBMITTED_WORK, _FLAGS)
+# The lookahead holds every first character either part can start with, so it changes no match;
+# the engine rules out most positions with it instead of trying each alternative there.
+_GROUNDS = re.compile("(?=[" + _ETHICS_FIRST + _SUBMITTED_WORK_FIRST + "])(?:" + _ETHICS.pattern + "|" + _SUBMITTED_WORK
+                      + ")", _FLAGS)
 # Every _AI_SELF match contains one of these (lowercased): the cheap gate before its regex.
 _AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델",
              "인공")
@@ -270,10 +277,28 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
 _ANY_CJK = re.compile("|".join(map(re.escape, _TRIGGERS_CJK)))
 
 
+def _trigger_groups(triggers: tuple[str, ...], keys: tuple[str, ...]) -> tuple[tuple[str, ...],
+                                                                          tuple[tuple[str, tuple[str, ...]], ...]]:
+    """(triggers without any key, (key, the triggers containing it) per key): a trigger can occur
+    only where its key does, so one test of the key stands for the whole group when it fails."""
+    rest, groups = triggers, []
+    for key in keys:
+        groups.append((key, tuple(t for t in rest if key in t)))
+        rest = tuple(t for t in rest if key not in t)
+    return rest, tuple(groups)
+
+
+# "not" and "n't" hold 18 of the English triggers; most windows lack at least one of the two.
+_TRIGGERS_EN_OWN, _TRIGGERS_EN_GROUPS = _trigger_groups(_TRIGGERS_EN, ("not", "n't"))
+
+
 def _may_refuse(window: str, low: str) -> bool:
     # map() over the bound method keeps the substring loop in C.
-    if any(map(low.__contains__, _TRIGGERS_EN)):
+    if any(map(low.__contains__, _TRIGGERS_EN_OWN)):
         return True
+    for key, members in _TRIGGERS_EN_GROUPS:
+        if key in low and any(map(low.__contains__, members)):
+            return True
     return not window.isascii() and _ANY_CJK.search(window) is not None
 
 
@@ -343,10 +368,13 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
 
 
-def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
-    """The kind and match of the first refusal in ``window`` (quotes already blanked), or None."""
+def _finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, re.Match[str]] | None:
+    """The kind and match of the first refusal in ``window`` (quotes already blanked), or None.
+
+    ``screened``: the caller has seen ``_may_refuse`` pass on this very window.
+    """
     low = window.lower()
-    if not _may_refuse(window, low):
+    if not screened and not _may_refuse(window, low):
         return None
     hard = _hard_match(window, low)
     if hard is not None:
@@ -364,7 +392,7 @@ def _finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
     return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
 
 
-def _piece_finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None:
+def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, re.Match[str]] | None:
     """A refusal in a reply that should be the requested piece: in the piece itself only one
     that speaks about the request ("I can't help write such letters") or an AI disclaimer counts;
     the piece's own "I won't be able to come" is its content. Text before a salutation or subject
@@ -374,7 +402,7 @@ def _piece_finding(window: str, agent: bool) -> tuple[str, re.Match[str]] | None
         found = _finding(window[:start], agent)
         if found is not None:
             return found
-    found = _finding(window, agent)
+    found = _finding(window, agent, screened=screened)
     if found is None:
         return None
     kind, m = found
@@ -400,7 +428,9 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
     if not _may_refuse(window, window.lower()):
         return None  # most replies: no refusal word at all, so no quote masking either
     masked = _mask_quotes(window)
-    found = _piece_finding(masked, agent) if composition else _finding(masked, agent)
+    screened = masked is window  # nothing was blanked: the screen above has judged this window
+    found = _piece_finding(masked, agent, screened=screened) if composition else \
+        _finding(masked, agent, screened=screened)
     if found is None:
         return None
     kind, m = found

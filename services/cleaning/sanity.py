@@ -208,8 +208,12 @@ def _lang_ok(view: _View) -> bool:
         return True  # the only non-ASCII text was in code blocks
     # The first few thousand characters decide the script as well as the whole text does.
     user, asst = user[:4000], asst[:4000]
-    (nu, u), (na, a) = _script_share(user), _script_share(asst)
-    if na < 50 or nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
+    na, a = _script_share(asst)
+    # The reply alone settles most rows (too short, or mixed scripts): then the request is not counted.
+    if na < 50 or 0.02 <= a < 0.3:
+        return True
+    nu, u = _script_share(user)
+    if nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
         return True
     return bool(_TRANSLATE_RE.search(user))
 

@@ -443,8 +443,16 @@ _MOJIBAKE_RUN_RE = re.compile("[" + "".join(re.escape(c) for c in _CP1252_BYTE) 
 _MOJIBAKE_MIN_CJK = 8
 
 
-# Runs of non-ASCII text, spaces between words included (Korean separates its words).
-_WIDE_RUN_RE = re.compile(r"(?:[^\x00-\x7f]| (?=[^\x00-\x7f])){6,}")
+# Runs of non-ASCII text, spaces between words included (Korean separates its words): a space
+# counts when a non-ASCII character follows it. Written as runs of non-ASCII joined by single
+# spaces (the same maximal runs, each run of characters matched in one step, about twice as fast);
+# only runs of _WIDE_MIN characters or more are kept.
+_WIDE_RUN_RE = re.compile(r" ?[^\x00-\x7f]+(?: [^\x00-\x7f]+)*")
+_WIDE_MIN = 6
+# GBK bytes other than the lead bytes of UTF-8's CJK characters (U+3040-U+9FFF, U+AC00-U+D7A3:
+# three bytes each, led by E3-ED), and those characters' byte shape: the screen of _gbk_mojibake.
+_NON_CJK_LEAD = bytes(b for b in range(256) if not 0xE3 <= b <= 0xED)
+_CJK_UTF8_RE = re.compile(rb"[\xe3-\xed][\x80-\xbf]{2}")
 _GBK_MAX_LOST = 0.35  # share of replacement characters mojibake may leave (bytes GBK could not show); real text: ~0.8
 
 
@@ -476,7 +484,14 @@ def _gbk_mojibake(text: str) -> Evidence | None:
     pairs do not follow UTF-8's lead-and-continuation pattern, so it decodes to replacement
     characters; mojibake decodes back to the text it was.
     """
-    runs = _WIDE_RUN_RE.findall(text)
+    # Exact screen: each CJK character of the repair decodes from a lead byte E3-ED and two
+    # continuation bytes of a run's GBK bytes, a slice of the whole text's; fewer such
+    # non-overlapping triples there than the minimum cannot reach it (most text).
+    raw = text.encode("gbk", "ignore")
+    if len(raw.translate(None, _NON_CJK_LEAD)) < _MOJIBAKE_MIN_CJK or \
+            len(_CJK_UTF8_RE.findall(raw)) < _MOJIBAKE_MIN_CJK:
+        return None
+    runs = [run for run in _WIDE_RUN_RE.findall(text) if len(run) >= _WIDE_MIN]
     if not runs:
         return None
     repaired = "".join(run.encode("gbk", "ignore").decode("utf-8", "replace") for run in runs)
@@ -496,6 +511,8 @@ _NON_ALNUM = bytes(b for b in range(256) if not chr(b).isalnum() or b > 127)
 def _chaos_exceeds(text: str, min_chars: int, threshold: float) -> bool:
     if text.isascii():
         return threshold < 0.0  # script_chaos of ASCII text is 0
+    if len(text) - text.count(" ") < min_chars:
+        return threshold < 0.0  # exact: spaces are no letters or digits, so script_chaos stays 0
     # Cheap bound: only characters above U+00FF can leave the Latin bucket, each one
     # changes script at most twice, and ASCII letters and digits all count as letters.
     wide = len(text) - len(text.encode("latin-1", "ignore"))

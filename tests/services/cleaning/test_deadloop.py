@@ -233,3 +233,59 @@ def test_an_answer_key_of_few_values_is_not_one_item_on_repeat():
     # So is a longer line repeated with a second line beside it.
     lines = "\n".join(["I love this song so much"] * 15 + ["It is great"] * 5)
     assert _stuck(lines)
+
+
+def test_tool_loop_screen_lets_exactly_the_limit_of_call_turns_through():
+    # The screen skips rows with fewer call turns than the limit; at the limit the loop still fires.
+    step = ("get_status", '{"id": 3}', "pending")
+    assert _loop_evidence(_agent("Check order 3.", [step] * 4))["repeats"] == 4
+    assert _loop_evidence(_agent("Check order 3.", [step] * 3)) is None
+    # Turns with an empty tool_calls value are no steps, so they neither count nor break the loop.
+    row = _agent("Check order 3.", [step] * 4)
+    row["messages"].insert(3, {"role": "assistant", "content": "Still pending.", "tool_calls": []})
+    assert _loop_evidence(row)["repeats"] == 4
+
+
+def test_sentence_split_lookahead_changes_no_split():
+    import re
+
+    from services.cleaning.deadloop import _UNIT_SPLIT_RE
+
+    plain = re.compile(r"(?<=[.!?])\s+|[。！？\n]+")  # the pattern without its lookahead
+    rng = random.Random(7)
+    alphabet = ["a", "b", " ", "\n", "\t", "\u3000", ".", "!", "?", "。", "！", "？", "x."]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert _UNIT_SPLIT_RE.split(text) == plain.split(text), text
+
+
+def test_marker_bounds_count_shared_triggers_for_both_signals():
+    from services.cleaning import markers
+
+    text = "Wait, actually no. Hmm, I was wrong. Actually, wait. 等等，不对，我又搞错了。"
+    low = text.lower()
+    hes, cas = markers.marker_upper_bounds(text, low)
+    # Each bound is still the plain sum of its own triggers' counts.
+    assert hes == sum(map(low.count, markers._HES_TRIGGERS_EN)) + sum(map(text.count, markers._HES_TRIGGERS_CJK))
+    assert cas == sum(map(low.count, markers._CAS_TRIGGERS_EN)) + sum(map(text.count, markers._CAS_TRIGGERS_CJK))
+    # Five cascade markers, shared triggers among them, put the bound at the response limit of
+    # five exactly, and the cascade check behind it still fires.
+    five = "Wait. Actually. Hmm. I was wrong. I made a mistake."
+    assert markers.marker_upper_bounds(five, five.lower())[1] == 5
+    found = DeadLoopFilter().stuck_evidence({"role": "assistant", "content": five})
+    assert found is not None and found["check"] == "cascade"
+
+
+def test_tool_loop_name_screen_passes_loops_and_leaves_changing_answers_to_the_full_key():
+    # Four steps calling the same name: the screen lets them through, and equal answers still loop.
+    same = [("get_status", '{"id": 3}', "pending")] * 4
+    assert _loop_evidence(_agent("Check order 3.", same))["repeats"] == 4
+    # Same names but new answers: past the screen, the full key finds no loop.
+    moving = [("get_status", '{"id": 3}', f"pending {n}") for n in range(4)]
+    assert _loop_evidence(_agent("Check order 3.", moving)) is None
+    # A function given as a [name, arguments] list is named by its head, as its identity is.
+    row = _agent("List files.", [("ls", "{}", "a.txt")] * 4)
+    for m in row["messages"]:
+        if m.get("tool_calls"):
+            m["tool_calls"][0]["function"] = ["ls", {}]
+    assert _loop_evidence(row)["repeats"] == 4

@@ -186,3 +186,16 @@ def test_a_question_with_a_setup_still_wants_its_reasoning():
     assert _reason(chat(riddle, "在那边。")) == "shallow_reply"
     # A value question that asks for the working is no lookup either.
     assert _reason(chat("How many primes are below 50? Explain.", "15.")) == "shallow_reply"
+
+
+def test_dense_share_ignores_every_kind_of_whitespace_and_fires_at_the_bound():
+    import re
+
+    from services.cleaning.hard import _dense
+
+    # Three dense characters in ten non-space ones: exactly the 0.3 share, whatever spaces sit between.
+    assert _dense("中 中\u3000中\t aaaaaaa\n")
+    assert not _dense("中 中\u3000 aaaaaaaa")  # 2 in 10
+    assert not _dense("plain ascii words")
+    for text in ("a\u2003b\u00a0c\x1c d\x85e", "\u3000 \n"):
+        assert "".join(text.split()) == re.sub(r"\s+", "", text)

@@ -257,3 +257,36 @@ def test_a_refusal_about_the_requested_piece_is_still_a_refusal(user, reply):
 ])
 def test_limits_of_a_method_and_reports_of_the_past_are_not_refusals(text):
     assert not is_refusal(text)
+
+
+def test_grouped_trigger_screen_opens_on_every_english_trigger_alone():
+    from services.cleaning.refuse import _TRIGGERS_EN, _may_refuse
+
+    # The group keys ("not", "n't") only stand in for their members: each trigger on its own still passes.
+    for trigger in _TRIGGERS_EN:
+        window = f"Well, {trigger} x."
+        assert _may_refuse(window, window.lower()), trigger
+    assert not _may_refuse("Note the knot: it is on the notice board.", "note the knot: it is on the notice board.")
+
+
+def test_grounds_lookahead_changes_no_match():
+    import re
+
+    from services.cleaning import refuse
+
+    # The same alternation without the leading lookahead of first characters.
+    plain = re.compile(refuse._ETHICS.pattern + "|" + refuse._SUBMITTED_WORK, refuse._FLAGS)
+    phrases = [
+        "for you to submit", "as your own", "write your homework", "Take Your exam", "ſolve your problem set",
+        "essay for you", "PAPER FOR YOU", "替你完成作业", "作业我替你", "代写", "代做", "代考", "以你的名义",
+        "宿題の答え", "代わりに書", "ご本人の名義", "あなたの名義", "自分名義", "代筆", "숙제 대신", "에세이를 대신",
+        "리포트 대신", "보고서 대신", "과제 대신", "제출할 숙제", "내가 쓴 것처럼", "본인이 쓴 것처럼",
+        "academic integrity", "plagiarism", "Cheating", "dishonest", "unethical", "illegal", "against the rules",
+        "honour code", "学术诚信", "作弊", "抄袭", "剽窃", "不道德", "违法", "违反规定", "不正行為", "盗用",
+        "カンニング", "倫理", "違法", "부정 행위", "표절", "윤리", "불법",
+    ]
+    for phrase in phrases:
+        for text in (phrase, f"I won't do that, {phrase}.", f"x{phrase}", f"{phrase.upper()} now"):
+            a, b = refuse._GROUNDS.search(text), plain.search(text)
+            assert (a and a.span()) == (b and b.span()), text
+        assert refuse._GROUNDS.search(f"Well: {phrase}!") is not None, phrase

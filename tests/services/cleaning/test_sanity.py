@@ -113,3 +113,18 @@ def test_rows_that_list_no_readable_tools_are_not_judged_by_the_list():
     # Off by parameter, like the id check it belongs to.
     msgs, tools = _tool_row("book_hotel", [{"name": "search_flights"}])
     assert isinstance(MessageSanityFilter(check_tool_matching=False).check(msgs, tools=tools), list)
+
+
+def test_lang_match_judges_the_reply_share_at_its_bounds():
+    from services.cleaning.sanity import _lang_ok, _View
+
+    def ok(user, reply):
+        return _lang_ok(_View([{"role": "user", "content": user}, {"role": "assistant", "content": reply}]))
+
+    ja = "この文章を要約してください。長い文章です。"
+    # 50 Latin letters is the shortest reply judged; 49 is left alone before the request is read.
+    assert not ok(ja, "a" * 50)
+    assert ok(ja, "a" * 49)
+    # A reply just under 2 % CJK still mismatches a Japanese request; at 2 % it counts as mixed.
+    assert not ok(ja, "x" * 50 + "語")  # 1 / 51 < 0.02
+    assert ok(ja, "x" * 49 + "語")  # 1 / 50 = 0.02

@@ -176,3 +176,40 @@ def test_utf8_text_decoded_as_gbk_is_mojibake_and_real_cjk_is_not():
     for clean in ("明天下午三点在会议室开会，请准时参加。", "今日は雨なので、傘を持って出かけましょう。",
                   "주말에 친구들과 함께 영화를 보러 갈 거예요.", "北京、上海、广州和深圳是中国的一线城市。"):
         assert mojibake(clean) is None, clean
+
+
+def test_gbk_mojibake_screen_passes_text_at_the_minimum_of_recovered_cjk():
+    from services.cleaning.soup import _CJK_UTF8_RE, _MOJIBAKE_MIN_CJK, mojibake
+
+    # Eight CJK characters garbled: exactly the minimum triples the screen asks for, and the check fires.
+    garbled = "推荐你看这本好书".encode().decode("gbk", "replace")
+    assert len(_CJK_UTF8_RE.findall(garbled.encode("gbk", "ignore"))) == _MOJIBAKE_MIN_CJK
+    found = mojibake(garbled)
+    assert found is not None and found["encoding"] == "gbk" and found["cjk_recovered"] == _MOJIBAKE_MIN_CJK
+    # Seven are under the minimum, with or without the screen.
+    assert mojibake("推荐你看这本书".encode().decode("gbk", "replace")) is None
+
+
+def test_wide_runs_are_the_runs_of_non_ascii_text_joined_by_single_spaces():
+    import random
+    import re
+
+    from services.cleaning.soup import _WIDE_MIN, _WIDE_RUN_RE
+
+    plain = re.compile(r"(?:[^\x00-\x7f]| (?=[^\x00-\x7f])){6,}")  # one character at a time
+    rng = random.Random(3)
+    alphabet = ["a", " ", "  ", "中", "é", "\n", "x中", " 中", "\t"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25)))
+        runs = [run for run in _WIDE_RUN_RE.findall(text) if len(run) >= _WIDE_MIN]
+        assert runs == plain.findall(text), repr(text)
+
+
+def test_chaos_length_screen_lets_the_shortest_judged_text_through():
+    from services.cleaning.soup import _chaos_exceeds
+
+    # Forty letters hopping script every character: judged, and chaotic, spaces or not.
+    assert _chaos_exceeds("a中" * 20, 40, 0.55)
+    assert _chaos_exceeds(" ".join("a中" * 20), 40, 0.55)
+    # Thirty-nine are too few to judge, as before the screen.
+    assert not _chaos_exceeds("a中" * 19 + "a", 40, 0.55)
