@@ -30,6 +30,7 @@ from shared.data import data_dir
 from shared.db.migrate import upgrade
 from shared.db.session import create_engine_for
 from shared.settings import Settings
+from shared.web.server import server_config
 
 # Fixtures several test modules share, without each importing them.
 pytest_plugins = ["tests.openenv_peer"]
@@ -195,14 +196,17 @@ def free_port() -> int:
 
 
 class LoopbackServer:
-    """Serve an ASGI app with uvicorn on 127.0.0.1 in a background thread."""
+    """Serve an ASGI app with uvicorn on 127.0.0.1 in a background thread (``services_config``: as the
+    services serve, through ``shared.web.server``)."""
 
-    def __init__(self, app: Any, port: int | None = None, **uvicorn_kwargs: Any) -> None:
+    def __init__(self, app: Any, port: int | None = None, *, services_config: bool = False,
+                 **uvicorn_kwargs: Any) -> None:
         self.port = port or free_port()
         # The stdlib event loop: uvloop's C loop, run in many threads of one test process beside
         # forked subprocesses, has crashed the whole run; the stdlib loop is the safe default here.
         options: dict[str, Any] = {"log_config": None, "lifespan": "on", "loop": "asyncio", **uvicorn_kwargs}
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, **options))
+        make = server_config if services_config else uvicorn.Config
+        self.server = uvicorn.Server(make(app, host="127.0.0.1", port=self.port, **options))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

@@ -4,9 +4,6 @@ entry and answer exactly as the app answers them in process."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from prometheus_client import REGISTRY
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -25,7 +21,7 @@ from shared.db.session import make_sessionmaker
 from shared.settings import Settings
 from shared.web import create_app
 from shared.web.direct import DirectEntry, direct_entry_of
-from shared.web.server import server_config
+from tests.conftest import LoopbackServer
 
 CHAT = {"model": "policy", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
 
@@ -41,21 +37,8 @@ def gateway_settings(settings: Settings, upstreams: list[ServerThread], tmp_path
 def served(gateway_settings: Settings) -> Iterator[tuple[str, Any]]:
     """The gateway service app on a loopback port, with the services' server config and its lifespan."""
     app = create_app(SERVICE, settings=gateway_settings)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(server_config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "gateway did not start"
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", app
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
+    with LoopbackServer(app, services_config=True, log_level="warning") as server:
+        yield server.url, app
 
 
 @pytest.fixture

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 import websockets
 from fastapi import FastAPI, Request, WebSocket
 from starlette.responses import Response
@@ -20,7 +16,8 @@ from starlette.types import Receive, Scope, Send
 from shared.settings import Settings
 from shared.web import ServiceSpec, create_app
 from shared.web.direct import DirectEntry, direct_entry_of
-from shared.web.server import CoalescingTransport, server_config
+from shared.web.server import CoalescingTransport
+from tests.conftest import LoopbackServer
 
 
 class _Recorder(asyncio.Transport):
@@ -129,21 +126,8 @@ def _app(settings: Settings) -> FastAPI:
 def served(settings: Settings) -> Iterator[tuple[str, FastAPI]]:
     """The app on a free loopback port with the services' server config (lifespan on)."""
     app = _app(settings.model_copy(update={"auth_enabled": False}))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(server_config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "server did not start"
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", app
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with LoopbackServer(app, services_config=True, log_level="warning") as server:
+        yield server.url, app
 
 
 def test_the_app_carries_its_direct_entry(settings: Settings) -> None:
