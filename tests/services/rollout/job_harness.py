@@ -7,7 +7,9 @@ Everything a job wrote (groups, trajectories, traces, task records, keys) is del
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -44,12 +46,21 @@ class JobHarness:
         items = (await self.client.get(f"/v1/rollouts/{job_id}/trajectories", params={"limit": 500})).json()["items"]
         return job, items
 
-    async def trace_rows(self, session_id: str) -> list[GatewayTraceRow]:
-        """The gateway's rows of one session, in the database's order."""
-        async with make_sessionmaker(self.engine)() as db:
-            stmt = select(GatewayTraceRow).where(GatewayTraceRow.session_id == session_id).order_by(
-                GatewayTraceRow.attempt, GatewayTraceRow.created_at, GatewayTraceRow.log_id)
-            return list((await db.execute(stmt)).scalars().all())
+    async def trace_rows(self, session_id: str, *, at_least: int = 0, timeout_s: float = 10.0) -> list[GatewayTraceRow]:
+        """The gateway's rows of one session, in the database's order.
+
+        A gateway in its own server writes a trace in its sink's next batch, after the call was answered,
+        so a test that reads right after a job waits (up to ``timeout_s``) until ``at_least`` rows are there.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            async with make_sessionmaker(self.engine)() as db:
+                stmt = select(GatewayTraceRow).where(GatewayTraceRow.session_id == session_id).order_by(
+                    GatewayTraceRow.attempt, GatewayTraceRow.created_at, GatewayTraceRow.log_id)
+                rows = list((await db.execute(stmt)).scalars().all())
+            if len(rows) >= at_least or time.monotonic() >= deadline:
+                return rows
+            await asyncio.sleep(0.05)
 
     async def cleanup(self, key_id: uuid.UUID) -> None:
         """Delete the jobs (groups, trajectories cascade), their traces, task records and keys."""

@@ -164,7 +164,9 @@ async def test_split_the_shard_reaches_the_gateway_by_its_url(
     with LoopbackServer(gateway) as server:
         async with rollout_app(settings, engine, gateway_url=server.url) as harness:
             job, items = await harness.run(body)
-            rows = {i["metadata"]["session_id"]: await harness.trace_rows(i["metadata"]["session_id"]) for i in items}
+            # Two turns each; the gateway's sink writes them in a batch after answering, so wait for them.
+            rows = {i["metadata"]["session_id"]: await harness.trace_rows(i["metadata"]["session_id"], at_least=2)
+                    for i in items}
     assert job["status"] == "succeeded" and job["counts"]["trajectories"] == 2, job
     assert all(i["stop_reason"] == "stop" and i["turns"] == 2 for i in items)
     assert {len(r) for r in rows.values()} == {2} and all(t.status == "ok" for r in rows.values() for t in r)
