@@ -30,6 +30,7 @@ log = logging.getLogger("trajforge.web")
 #: The ``app.state`` attribute holding an app's ``DirectEntry``.
 DIRECT_ATTR = "trajforge_direct"
 _CHOSEN = "trajforge.hot_path"
+_SERVED = "trajforge.served"
 
 
 class HotPath(Protocol):
@@ -76,6 +77,15 @@ class DirectEntry:
         scope["app"] = self.app  # what Starlette sets for everything under it
         await self._entry(scope, receive, send)
 
+    async def served(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``__call__`` as a server calls it: an unexpected error answered in full (the 500 in the one
+        format) ends there, logged once, and the client's keep-alive connection stays usable. Re-raised
+        to the server, it would close that connection under a client that may already be sending its
+        next request on it. An error after the response started is still raised: the server must close
+        a connection whose response was cut short."""
+        scope[_SERVED] = True
+        await self(scope, receive, send)
+
     async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
@@ -88,12 +98,15 @@ class DirectEntry:
             await scope.pop(_CHOSEN)(scope, receive, tracked)
         except Exception:
             # As the app's error middleware does: the error in the one format when nothing was sent yet,
-            # then the exception goes on to the server (which logs it) or to an in-process caller.
-            if not started:
-                log.exception("unhandled error on %s %s", scope["method"], scope["path"])
-                await error_response(scope["path"], 500, INTERNAL_ERROR_MESSAGE, code="internal_error")(
-                    scope, receive, send)
-            raise
+            # then the exception goes on to an in-process caller (a server is done once it answered).
+            if started:
+                raise
+            log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+            await error_response(scope["path"], 500, INTERNAL_ERROR_MESSAGE, code="internal_error")(
+                scope, receive, send)
+            if not scope.get(_SERVED):
+                raise
+
 
 def direct_entry_of(app: Any) -> DirectEntry | None:
     """The ``DirectEntry`` an app carries, if any."""

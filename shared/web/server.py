@@ -96,9 +96,9 @@ def _served_entry(config: uvicorn.Config) -> tuple[DirectEntry, Any] | None:
         return None
     served = _SERVED_ENTRIES.get(id(config))
     if served is None or served[0] is not entry:
-        app: Any = entry
+        app: Any = entry.served
         if config.proxy_headers:
-            app = ProxyHeadersMiddleware(entry, trusted_hosts=config.forwarded_allow_ips)  # type: ignore[arg-type]
+            app = ProxyHeadersMiddleware(app, trusted_hosts=config.forwarded_allow_ips)
         served = _SERVED_ENTRIES[id(config)] = (entry, app)
     return served
 

@@ -175,6 +175,24 @@ async def test_an_unexpected_error_on_a_hot_path_is_a_500_and_the_server_goes_on
     assert failed.headers["x-request-id"] and after.text == "hot:y"
 
 
+async def test_an_answered_hot_path_error_keeps_the_connection_open(served: tuple[str, FastAPI]) -> None:
+    # Re-raised to uvicorn, the error closed the connection under a client already sending its next request.
+    url, _ = served
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"POST /hot/boom HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\n\r\nx")
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        await reader.readexactly(length)
+        assert head.startswith(b"HTTP/1.1 500") and b"connection: close" not in head.lower()
+        writer.write(b"POST /hot/ok HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\nconnection: close\r\n\r\ny")
+        rest = await asyncio.wait_for(reader.read(-1), 10)
+    finally:
+        writer.close()
+    assert rest.startswith(b"HTTP/1.1 200") and rest.endswith(b"hot:y")
+
+
 async def test_websocket_upgrades_get_the_real_transport(served: tuple[str, FastAPI]) -> None:
     url, _ = served
     async with websockets.connect(url.replace("http", "ws") + "/ws") as ws:
