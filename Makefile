@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # Paths held to mypy strict; ruff checks the whole tree (tests/test_static.py does too).
 LINT_PATHS ?= shared services migrations/env.py
 
-.PHONY: install services migrate trainer-peers openenv-peer test lint demo bench clean-venv
+.PHONY: install services migrate trainer-peers openenv-peer litellm-peer bench-peers test lint demo bench clean-venv
 
 install: $(VENV)/.installed
 
@@ -38,6 +38,13 @@ trainer-peers:
 openenv-peer:
 	bash scripts/openenv_peer_venv.sh
 
+# LiteLLM's proxy (pinned) in its own venv, the peer bench/gateway.py measures the gateway against.
+litellm-peer:
+	bash scripts/litellm_peer_venv.sh
+
+# Every peer a bench compares against, built before the benches run (none is skipped for want of it).
+bench-peers: openenv-peer litellm-peer
+
 test: install services migrate trainer-peers openenv-peer
 	TRAJFORGE_TEST_DATABASE_URL=$(PG_URL) TRAJFORGE_TEST_REDIS_URL=$(REDIS_URL) \
 	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
@@ -53,7 +60,7 @@ demo: install
 BENCH_LOG ?= .cache/bench.log
 BENCHES ?= $(filter-out bench/__init__.py,$(wildcard bench/*.py))
 # Every bench, then one table of their headline figures next to the same-run baselines.
-bench: install services
+bench: install services bench-peers
 	mkdir -p $(dir $(BENCH_LOG)) && : > $(BENCH_LOG)
 	for b in $(BENCHES); do echo "== $$b" | tee -a $(BENCH_LOG); \
 	  PYTHONPATH=$(CURDIR) $(PY) $$b 2>&1 | tee -a $(BENCH_LOG); [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; done
