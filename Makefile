@@ -58,12 +58,14 @@ demo: install
 	env -u TRAJFORGE_DATABASE_URL -u TRAJFORGE_REDIS_URL $(VENV)/bin/trajforge demo
 
 BENCH_LOG ?= .cache/bench.log
-BENCHES ?= $(filter-out bench/__init__.py,$(wildcard bench/*.py))
+# bench/rollout_split.py is a part of bench/rollout.py (its --mode runs), not a bench of its own.
+BENCHES ?= $(filter-out bench/__init__.py bench/rollout_split.py,$(wildcard bench/*.py))
 # Every bench, then one table of their headline figures next to the same-run baselines.
 bench: install services bench-peers
 	mkdir -p $(dir $(BENCH_LOG)) && : > $(BENCH_LOG)
 	for b in $(BENCHES); do echo "== $$b" | tee -a $(BENCH_LOG); \
-	  PYTHONPATH=$(CURDIR) $(PY) $$b 2>&1 | tee -a $(BENCH_LOG); [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; done
+	  args=""; [ "$$b" = bench/rollout.py ] && args="--mode embedded,split"; \
+	  PYTHONPATH=$(CURDIR) $(PY) $$b $$args 2>&1 | tee -a $(BENCH_LOG); [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; done
 	@echo; echo "== ratios (ours next to each same-run baseline)"; $(PY) scripts/bench_table.py $(BENCH_LOG)
 
 clean-venv:

@@ -28,6 +28,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench import headline  # noqa: E402
 from services.functions.service import FunctionsService  # noqa: E402
 from services.rollout.processors import ProcessorRuntime, ProcessorSpec  # noqa: E402
 from shared.clients.functions import zip_workspace  # noqa: E402
@@ -143,6 +144,9 @@ async def main() -> None:
     print(f"per-call overhead of isolation: {overhead * 1e3:.2f} ms median "
           f"({statistics.median(warm) / statistics.median(local):.0f}x the in-process call); "
           f"cold start = {statistics.median(cold) / statistics.median(warm):.0f}x a warm call")
+    headline("functions", "warm call, worker process (median)", statistics.median(warm) * 1e3,
+             statistics.median(local) * 1e3, baseline_name="in-process call, same class", unit="ms",
+             higher_is_better=False)
     if reactions:
         print(f"autoscale: {len(reactions)} instances added; threshold -> instance ready: {_ms(reactions)}")
     print(f"autoscale: burst start -> first call served by a new instance: {new_serving * 1e3:.0f} ms")

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from bench import headline
 from services.inference.chat import render_chat
 from services.inference.config import engine_config
 from services.inference.engine import Engine
@@ -86,6 +87,8 @@ async def main(args: Any) -> None:
     print(_row(f"engine, {args.concurrency} concurrent (batched)", batched, hf, "tok/s"))
     steps = dict(sorted(engine.stats.batch_sizes.items()))
     print(f"batched / batch-1 engine: x{batched / single:.2f}; model steps by batch size: {steps}")
+    headline("inference", f"engine, {args.concurrency} concurrent (batched)", batched, hf,
+             baseline_name="HF generate, batch 1", unit="tok/s")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from bench import headline
 from services.inference.chat import render_chat
 from services.inference.config import engine_config
 from services.inference.engine import Engine
@@ -98,6 +99,11 @@ async def main(args: Any) -> None:
     print(_row("teacher scoring, two passes (old): all scored tokens", two_tps, gen_tps, "tok/s"))
     print(f"one pass vs two passes: x{one_tps / two_tps:.2f}; scoring a rollout takes "
           f"{one_s / gen_s * 100:.1f}% of its generation time; max |one - two| logprob {worst:.2e}")
+    headline("opd", "teacher scoring, one pass: all scored tokens", one_tps, two_tps,
+             baseline_name="two passes (old)", unit="tok/s")
+    # Response tokens against generation: the same tokens scored as were sampled.
+    headline("opd", "teacher scoring, one pass: response tokens", sampled / one_s, gen_tps,
+             baseline_name=f"generation, {args.requests} concurrent", unit="tok/s")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import free_port, wait_up  # noqa: E402
+from bench import free_port, headline, wait_up  # noqa: E402
 
 PEER_DIR = ROOT / "tests" / "services" / "envs" / "peer"
 
@@ -213,6 +213,10 @@ def report(ours: dict[str, float], ref: dict[str, float], args: argparse.Namespa
         ratio = (a / b if better_high else b / a) if a and b else float("nan")
         print(f"{key:<30}{a:>12.1f}{b:>14.1f}{ratio:>8.2f}x")
     print("ratio > 1 means trajforge is better (higher throughput/held, lower latency/time)")
+    headline("openenv", "steps_per_s", ours["steps_per_s"], ref["steps_per_s"],
+             baseline_name="openenv-core server", unit="steps/s")
+    headline("openenv", "server_cpu_us_per_step", ours["server_cpu_us_per_step"], ref["server_cpu_us_per_step"],
+             baseline_name="openenv-core server", unit="us", higher_is_better=False)
 
 
 def main() -> None:

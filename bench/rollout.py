@@ -60,8 +60,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import headline
 from services.rollout import AsyncRolloutEngine, PolicyOutput, RolloutLimits, ToolResult
-from services.rollout.schedule import SCHEDULES, Schedule
+from services.rollout.schedule import DEFAULT_SCHEDULE, SCHEDULES, Schedule
 from shared.schema import SamplingParams
 
 MAX_TURNS = 8
@@ -563,10 +564,12 @@ async def main(args: argparse.Namespace, virtual: list[dict[str, Any]]) -> None:
         print("== virtual clock, in process: the engine's scheduling decisions alone (deterministic; no CPU time)")
         for row in virtual:
             _report_row(row)
+            _headline_row(row, "virtual clock")
     print(f"== loopback HTTP, wall clock on this machine (load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs at the end)")
     for row in rows:
         _report_row(row)
+        _headline_row(row, "loopback HTTP")
     _report_tail(engine_cpu, engine_turns, big)
     if through is not None:
         _report_gateway(through)
@@ -587,6 +590,8 @@ def _report_gateway(m: dict[str, Any]) -> None:
     print(f"  makespan ratio gateway/direct {med_g / med_d:.4f} (target <= 1.02)")
     print(f"  CPU per turn: direct {m['cpu']['direct'] / runs / m['turns'] * 1e3:.3f} ms, "
           f"via gateway {m['cpu']['gateway'] / runs / m['turns'] * 1e3:.3f} ms")
+    headline("rollout", f"makespan via gateway, capacity {m['capacity']}", med_g, med_d,
+             baseline_name="direct policy", unit="s", higher_is_better=False)
 
 
 async def _modes(client: Loopback, port: int, model: Model, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -639,6 +644,18 @@ def _report_row(m: dict[str, Any]) -> None:
               f"          {'yes' if exact else 'NO'}")
     print("  targets: <= 1.10x the lower bound, >= 2x the turn barrier; spare/cut shares are of the run's own "
           "policy calls and tokens (last repeat)")
+
+
+def _headline_row(m: dict[str, Any], clock: str) -> None:
+    """The default schedule's makespan next to the turn barrier and the lower bound of the same comparison."""
+    runs = m["runs"].get(DEFAULT_SCHEDULE)
+    if not runs:  # the default schedule was left out of --schedules
+        return
+    wall = statistics.median(r.wall for r in runs)
+    figure = f"makespan, {DEFAULT_SCHEDULE} schedule, capacity {m['capacity']} ({clock})"
+    headline("rollout", figure, wall, m["barrier"], baseline_name="turn-barrier baseline", unit="s",
+             higher_is_better=False)
+    headline("rollout", figure, wall, m["lower"], baseline_name="lower bound", unit="s", higher_is_better=False)
 
 
 def _report_tail(engine_cpu: float, engine_turns: int, big: dict[str, Any] | None) -> None:

@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import headline
 from bench.rollout import MAX_TURNS, Model
 from services.rollout.estimate import Progress, RemainingWork
 from services.rollout.schedule import SCHEDULES, Attained, Schedule, estimated_key, priority_key
@@ -362,6 +363,11 @@ def main(args: argparse.Namespace) -> None:
                 print(f"  {name:17s} mean {mean:.3f}x lower bound ({mean / base:.3f}x turns), "
                       f"worst {max(values):.3f}x, seed 7 {values[6] if len(values) > 6 else float('nan'):.3f}x")
             print(f"  {cost}")
+            means = {name: sum(values) / len(values) for name, values in ratios.items()}
+            figure = f"makespan / lower bound, estimate, workload {workload}, capacity {capacity}"
+            for baseline in ("fifo", "oracle"):
+                headline("rollout_sched", figure, means["estimate"], means[baseline],
+                         baseline_name=f"{baseline} (mean)", unit="x lower bound", higher_is_better=False)
 
 
 def _args() -> argparse.Namespace:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import free_port, wait_up
+from bench import free_port, headline, wait_up
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,3 +120,11 @@ def report(rows: list[dict[str, Any]], capacity: int) -> None:
         extra = (r["cpu"] + r["extra_cpu"]) / max(r["turns"], 1) * 1e3
         print(f"  {r['mode']:42s} {r['wall']:10.3f} {r['wall'] / r['lower']:8.3f} {r['wall'] / base['wall']:9.3f} "
               f"{per_turn:12.3f} {extra:12.3f} {r['errors']:6d}")
+    base_cpu = base["cpu"] / max(base["turns"], 1) * 1e3
+    for r in rows[1:]:
+        headline("rollout_split", f"makespan, {r['mode']}", r["wall"], base["wall"], baseline_name=base["mode"],
+                 unit="s", higher_is_better=False)
+        # CPU of this process plus, split, the tools process's: the "+service ms" column.
+        headline("rollout_split", f"CPU per turn +service, {r['mode']}",
+                 (r["cpu"] + r["extra_cpu"]) / max(r["turns"], 1) * 1e3, base_cpu, baseline_name=base["mode"],
+                 unit="ms", higher_is_better=False)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import headline  # noqa: E402
 from services.tools.sandbox_limits import SandboxLimits  # noqa: E402
 from services.tools.sandbox_pool import SandboxPool  # noqa: E402
 from services.tools.sandbox_process import run_limited  # noqa: E402
@@ -93,6 +94,12 @@ async def main(runs: int, concurrency: int) -> None:
     print(
         f"isolation overhead (p50 ratio): {statistics.median(ours) / statistics.median(base):.2f}x"
     )
+    headline("sandbox", "trivial python p50", statistics.median(ours) * 1000, statistics.median(base) * 1000,
+             baseline_name="plain subprocess", unit="ms", higher_is_better=False)
+    headline("sandbox", "trivial python p99", _pct(ours, 0.99) * 1000, _pct(base, 0.99) * 1000,
+             baseline_name="plain subprocess", unit="ms", higher_is_better=False)
+    headline("sandbox", "executions/s (full pool)", ours_tp, base_tp, baseline_name="plain subprocess",
+             unit="executions/s")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import headline
 from services.embedded import embedded_server
 from services.inference.train.loop import TrainRun, run_training
 from services.inference.train.plot import plot_rewards
@@ -47,6 +48,8 @@ def _report(run: TrainRun, wall_s: float, *, cycle: int) -> None:
     print(f"baseline (round 0, untrained): reward {base.reward_mean:.3f}, solved {base.success_rate:.0%}")
     print(f"ours (last {len(tail)} rounds):      reward {sum(r.reward_mean for r in tail) / len(tail):.3f}, "
           f"solved {sum(r.success_rate for r in tail) / len(tail):.0%}")
+    headline("train", f"reward, last {len(tail)} rounds (mean)", sum(r.reward_mean for r in tail) / len(tail),
+             base.reward_mean, baseline_name="round 0, untrained", unit="reward")
     # Rounds take different slices of the tasks, so the fair comparison is a round against the one a
     # cycle earlier: the same tasks, sampled under older weights.
     for r in rounds[cycle:]:
