@@ -9,8 +9,8 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import expects_short_answer, yes_no_question
-from services.cleaning.simple_query import is_simple_query
+from services.cleaning.requests import asks_for_repetition, expects_short_answer, yes_no_question
+from services.cleaning.simple_query import is_greeting, is_simple_query
 from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
 
 __all__ = ["HardFilter", "HardFilterParams"]
@@ -55,6 +55,13 @@ _CLOSING_RE = re.compile(
     r"|等一下|稍等|我(?:待会|一会|稍后|等下)|ちょっと待って|後で(?:送|連絡)|잠깐만|이따가|나중에\s*보낼",
     re.I,
 )
+# A reply that is one unit said again and again (AAAA..., "I will listen. I will listen."): what a
+# request for repetition asks for, however short.
+_REPEATED_UNIT_RE = re.compile(r"\s*(.{1,60}?)(?:[\s,.;!、，。；！]*\1){1,}[\s.!。！]*", re.S)
+# A reply this many times the shallow floor answers even a short simple question with substance
+# ("What's your favorite novel?" answered with five annotated picks): a real sample, not chit-chat.
+# A greeting stays trivial however long the reply (a self-introduction answers nothing asked).
+_SUBSTANTIVE_FLOORS = 5
 # Yes/no words that fully answer a yes/no question.
 _YES_NO_REPLY_RE = re.compile(r"^\s*(?:yes|no|yep|nope|是|不是|对|不对|是的|はい|いいえ|네|아니요|아니오|예)\b", re.I)
 
@@ -162,13 +169,20 @@ class HardFilter(ParamStep[HardFilterParams]):
             # complete closed sample, not a trivial chat opener.
             if not first_thinks and is_simple_query(
                 users[0]["content"], min_chars=p.min_user_chars, min_chars_cjk=p.min_user_chars_cjk
-            ) and not self._short_answer_given(users[0], assts):
+            ) and not self._short_answer_given(users[0], assts) and not (
+                    self._substantive(assts) and not is_greeting(users[0]["content"])):
                 return "trivial_single_turn"
         if shallow and assts and self._shallow_evidence(msgs):
             return "shallow_reply"
         if assts and all(self._empty(a) for a in assts):
             return "all_empty_assistant"
         return None
+
+    def _substantive(self, assts: list[dict[str, Any]]) -> bool:
+        reply = message_text(assts[0].get("content")).strip() if assts else ""
+        p = self.params
+        floor = p.min_assistant_chars_2turn_cjk if _dense(reply) else p.min_assistant_chars_2turn
+        return len(reply) >= _SUBSTANTIVE_FLOORS * max(floor, 1)
 
     @staticmethod
     def _short_answer_given(user: dict[str, Any], assts: list[dict[str, Any]]) -> bool:
@@ -204,7 +218,8 @@ class HardFilter(ParamStep[HardFilterParams]):
         # check would flag (the request cues are the step's costliest part).
         def short_ok() -> bool:
             return bool(text) and (expects_short_answer(request)
-                                   or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text))))
+                                   or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text)))
+                                   or (asks_for_repetition(asked) and bool(_REPEATED_UNIT_RE.fullmatch(text))))
 
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():

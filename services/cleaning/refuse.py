@@ -68,9 +68,20 @@ _TASK_WORDS = ("help", "assist", "answer", "respond", "provide", "generate", "cr
                "tell", "do ", "request", "task", "assignment", "homework")
 Family = tuple[tuple[tuple[str, ...], ...], str]
 
+# Korean 드리다 (to do for you) said to be hard: 도와드리기 어려워요, 대신 써 드리는 건 ... 어렵습니다
+# (어렵다 conjugates to 어려워/어려운/어려울).
+_KO_FOR_YOU_HARD = (r"[가-힣]\s*드리(?:기|는\s*(?:건|것은|것도|게))(?:는|가|도)?[^.!?。\n]{0,30}?"
+                    r"(?:어렵|어려[워웠운울])")
 # Soft families: a pivot cue in the window cancels them.
 _SOFT_EN: tuple[Family, ...] = (
     ((_CANT_WORDS, _TASK_WORDS), _SELF + r".{0,25}?" + _CANT + r".{0,60}?\b" + _TASK + r"\b"),
+    # Passing on the request ("I'll have to pass on this one"); passing a message on is relaying.
+    ((("pass",),), _SELF + r"(?:'ll|\s+will|'m\s+going\s+to|\s+must|\s+need\s+to)?\s+(?:have\s+to\s+)?pass"
+     r"\s+on\s+(?:this|that|it)(?:\s+(?:one|request|task|time))?\b(?!\s+(?:to|along)\b)"),
+    # The task put first, the inability after it: "Writing letters isn't something I'm able to do".
+    ((("something",), ("able", "can", "could", "do", "will")),
+     r"\b(?:is\s*n't|is\s+not|'s\s+not)\s+something\s+(?:I|we)(?:'m|\s+am|'re|\s+are)?"
+     r"\s+(?:able\s+to|can|could|do|will|'ll)\b"),
     ((("sorry", "apologi", "unfortunately", "regret"), _CANT_WORDS),
      r"\b(?=[iu])(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
      + _SELF + r".{0,25}?" + _CANT),
@@ -91,7 +102,7 @@ _SOFT_CJK = (
     # The past tense (お手伝いできませんでした) reports, it does not decline.
     r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
-    r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|[가-힣]\s*드리기(?:는|가)?\s*어렵",
+    r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|" + _KO_FOR_YOU_HARD,
 )
 # Hard families: explicit policy refusals; no pivot exemption.
 _HARD_EN: tuple[Family, ...] = (
@@ -129,7 +140,8 @@ _AI_ID = (
     r"\b(?:as\s+an?|I'?m\s+(?:just\s+|only\s+|merely\s+|simply\s+)?an?|I\s+am\s+(?:just\s+|only\s+|merely\s+)?an?"
     r"|being\s+an?)\s+(?:AI\b|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)"
     r"|(?:作为|身为|我(?:只|仅|仅仅|只不过)?是)(?:一(?:个|名|款))?\s*(?:AI|人工智能|语言模型|大模型)"
-    r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*(?:として|である私|なので|のため|ですので|の私)"
+    r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*"
+    r"(?:として|である(?:私|ため|から|ので)|なので|なため|のため|ですので|ですから|だから|の私)"
     r"|(?:AI|인공지능|언어\s*모델)(?:\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇))?\s*"
     r"(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저(?:는|로서는|로서|에게는))"
 )
@@ -171,22 +183,27 @@ _SUBMITTED_WORK = (
 # Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
 # when it offers lesser help instead ("I won't write it for you, but I can outline ...").
 _DECLINE = re.compile(
-    r"(?=[iw我すこのお수거])(?:" + _SELF
+    r"(?=[iw我すこのお수거가-힣])(?:" + _SELF
     + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t" + _IDIOM + r"|cannot" + _IDIOM
     + r"|won'?t|will\s+not|(?:'d|\s*would)\s+rather\s+not"
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
     r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
     r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
-    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절)",
+    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절|" + _KO_FOR_YOU_HARD + ")",
     _FLAGS,
 )
-_ETHICS_FIRST = "apcduih学作抄剽代不违盗カ倫違부표윤불"  # the first character of every _ETHICS alternative
+# The first character of every _ETHICS alternative.
+_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법"
 _ETHICS = re.compile(
     "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
     r"|\bagainst\s+(?:the\s+)?(?:rules|law|honou?r\s+code)|\bhonou?r\s+code\b"
     r"|学术(?:诚信|不端|造假|道德)|作弊|抄袭|剽窃|代写|不道德|违法|违反(?:法律|规定|学术|诚信)"
-    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법)",
+    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법"
+    # Deceiving others (fake reviews, posing as a customer) and the law against it.
+    r"|\bdecept\w*|\bmislead\w*|\bfraud\w*|\bfake\s+(?:reviews?|testimonials?|ratings?)"
+    r"|欺骗|虚假|误导|刷单|刷好评|违规|法律|法规|偽|なりすまし|虚偽|規制|法律|法令|ステマ|ステルスマーケティング|詐欺"
+    r"|허위|거짓|기만|사기|법률|위반)",
     _FLAGS,
 )
 # What makes a decline ethical: an ethics word, or the user's graded work as its object.
@@ -202,10 +219,11 @@ _REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _DECLINE_HEAD = 200
 
 _PIVOT = re.compile(
-    r"(?=[liahby让改尝不然但代たしでけ대하없않어])"
+    r"(?=[liahby让改尝不然但代たしでけま대하없않어])"
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
-    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
+    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど"
+    r"|(?<=でき)(?:ませんが|ないが|ないけど)|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
     r"|(?<![가-힣])하지만"
     r"|(?:없|않|어렵)지만)",
     re.I,
@@ -267,10 +285,10 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "rather not", "don't have", "do not have", "don't make", "do not make", "don't form", "have no",
                 "not allowed",
                 "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
-                "not appropriate", "outside", "beyond", "not something")
+                "not appropriate", "outside", "beyond", "not something", "n't something", "pass on")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到",
-                 "できません", "かねます", "お断り", "辞退", "없", "어렵", "불가", "거절", "거부")
+                 "できません", "かねます", "お断り", "辞退", "없", "어렵", "어려워", "어려우", "불가", "거절", "거부")
 
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.
@@ -354,9 +372,15 @@ def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
     # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
     # again, as an AI I cannot really feel this"): for it a pivot anywhere counts.
     pivot = _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start())
+    if pivot is not None and pivot.start() == soft.start() and soft.re is not _AI_SELF:
+        # "I will" / "I'll" opening the refusal itself ("I will not help ...", "I'll have to pass")
+        # is its self-reference, not a turn to something else.
+        pivot = _PIVOT.search(window, pivot.end())
     if pivot is None:
         return False
     rest = window[pivot.end():]
+    if not rest.strip(" \t\n.!?,;:。！？，、"):
+        return False  # the cue closes the reply ("... reach out to a local group instead."): nothing follows
     # Only content cancels: a short offer of lesser help after the pivot still declines.
     return _weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
 

@@ -179,8 +179,17 @@ def _content_ok(msgs: list[Msg], view: _View, p: SanityParams) -> bool:
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # Translation and language-practice requests are answered in another script on purpose.
 _TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|"
-                           r"translat|in english|in chinese|in japanese|in korean",
+                           r"translat|in english|in chinese|in japanese|in korean"
+                           r"|in (?:russian|ukrainian|greek|arabic|hebrew|hindi|thai)\b|俄语|俄文|ロシア語|러시아어"
+                           r"|по-(?:русски|английски)|на (?:русском|английском)|переве",
                            re.I)
+# Letters of the scripts beyond Latin and CJK, one range each: Greek, Cyrillic, Hebrew, Arabic,
+# Devanagari, Thai.
+_OTHER_SCRIPT_RANGES = ("\u0370-\u03ff", "\u0400-\u04ff", "\u0590-\u05ff", "\u0600-\u06ff", "\u0900-\u097f",
+                        "\u0e00-\u0e7f")
+_OTHER_SCRIPTS = tuple(re.compile(f"[{r}]") for r in _OTHER_SCRIPT_RANGES)
+_ANY_OTHER_SCRIPT = re.compile("[" + "".join(_OTHER_SCRIPT_RANGES) + "]")
+_DOMINANT = 0.7  # share of a side's letters that makes a script its language
 
 
 def _prose(text: str) -> str:
@@ -211,11 +220,37 @@ def _lang_ok(view: _View) -> bool:
     na, a = _script_share(asst)
     # The reply alone settles most rows (too short, or mixed scripts): then the request is not counted.
     if na < 50 or 0.02 <= a < 0.3:
-        return True
+        return _other_script_ok(user, asst)
     nu, u = _script_share(user)
     if nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
-        return True
+        return _other_script_ok(user, asst)
     return bool(_TRANSLATE_RE.search(user))
+
+
+def _other_script_ok(user: str, asst: str) -> bool:
+    """The same check for the scripts beyond Latin and CJK: a reply written in one the request never
+    uses (a Russian answer to a Korean question), or a request in one answered without it."""
+    if _ANY_OTHER_SCRIPT.search(asst) is None and _ANY_OTHER_SCRIPT.search(user) is None:
+        return True  # exact: neither side has a letter of those scripts
+    # (the side written in such a script, its letter floor; the other side, its floor): the floors
+    # of the Latin/CJK check, 50 letters of reply and 10 of request.
+    for side, side_min, other, other_min in ((asst, 50, user, 10), (user, 10, asst, 50)):
+        script = _written_in(side, side_min)
+        if script is None:
+            continue
+        theirs = len(script.findall(other))
+        letters = sum(cjk_latin_counts(other)) + len(_ANY_OTHER_SCRIPT.findall(other))
+        if letters >= other_min and theirs < 0.02 * letters:
+            return bool(_TRANSLATE_RE.search(user))
+    return True
+
+
+def _written_in(text: str, min_letters: int) -> re.Pattern[str] | None:
+    """The script beyond Latin and CJK that holds most of the letters of ``text``, if one does."""
+    counts = [len(rx.findall(text)) for rx in _OTHER_SCRIPTS]
+    top = max(range(len(counts)), key=counts.__getitem__)
+    letters = sum(cjk_latin_counts(text)) + sum(counts)
+    return _OTHER_SCRIPTS[top] if counts[top] >= min_letters and counts[top] >= _DOMINANT * letters else None
 
 
 def _visible_ok(msgs: list[Msg], view: _View, floor: int) -> bool:

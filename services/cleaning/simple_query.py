@@ -6,14 +6,15 @@ import re
 
 from services.cleaning.text import cjk_ratio
 
-__all__ = ["is_simple_query"]
+__all__ = ["is_greeting", "is_simple_query"]
 
 _END = r"[\s?!.？！。~～]*"
 
+_EN_GREETING = (r"(?:h+e+l+o+|h+i+|h+e+y+|y+o+|howdy|greetings|good\s+(?:morning|afternoon|evening|night|day)"
+                r"|what'?s\s+up|how'?s\s+it\s+going|how\s+are\s+you)[\s,!.?]*")
 _EN = re.compile(
-    r"(?:(?:h+e+l+o+|h+i+|h+e+y+|y+o+|howdy|greetings|good\s+(?:morning|afternoon|evening|night|day)"
-    r"|what'?s\s+up|how'?s\s+it\s+going|how\s+are\s+you)[\s,!.?]*"
-    r"|(?:what|who|where|when|why|how|which)\s+(?:is|are|was|were|do|does|did|can|could|should|would|will)\b.{0,30}"
+    r"(?:" + _EN_GREETING
+    + r"|(?:what|who|where|when|why|how|which)\s+(?:is|are|was|were|do|does|did|can|could|should|would|will)\b.{0,30}"
     r"|(?:what|who|where|when|why|how)'s\b.{0,30}"
     r"|(?:is|are|was|can|could|would|will|do|does|did|should)\s+(?:it|you|i|we|they|he|she|this|that)\b.{0,30}"
     r"|(?:tell\s+me\s+(?:about|more)|explain(?:\s+to\s+me)?|define|describe|list|summarize|give\s+me)\b.{0,20}"
@@ -43,6 +44,13 @@ _KO = (
     r".{0,7}(?:에\s*대해|에\s*관해)\s*(?:알려\s*주|설명해\s*주?)(?:세요|십시오|줘|주세요|요)?" + _END,
 )
 _CJK = re.compile("|".join(f"(?:{p})" for p in (*_ZH, *_JA, *_KO)), re.I | re.S)
+# The greetings alone (the first pattern of each language).
+_GREETING = re.compile("|".join(f"(?:{p})" for p in (_EN_GREETING + _END, _ZH[0], _JA[0], _KO[0])), re.I | re.S)
+
+
+def is_greeting(text: str) -> bool:
+    """True for a greeting alone (hi, good morning, 你好, こんにちは, 안녕하세요)."""
+    return bool(_GREETING.fullmatch(text.strip()))
 
 
 def is_simple_query(text: str, *, min_chars: int = 10, min_chars_cjk: int = 6) -> bool:

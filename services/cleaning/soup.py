@@ -18,7 +18,10 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
+from services.cleaning.requests import asks_for_repetition
 from services.cleaning.text import cjk_count, message_text
+
+_REQUEST_CHARS = 2000  # the head of a request says what it asks for
 
 __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
            "soup_check", "soup_reason"]
@@ -110,7 +113,8 @@ class SoupParams(StepParams):
     layout_line_length: int = Field(
         100, ge=20, description="Longest layout/exempt/expressive run that may end the text (a rule line).")
     script_salad: bool = Field(True, description="Drop multilingual word salad (3+ scripts switching word by word).")
-    mojibake: bool = Field(True, description="Drop UTF-8 text decoded as cp1252/latin-1 (è¥¿æ¹– for 西湖) or GBK.")
+    mojibake: bool = Field(True, description="Drop UTF-8 text decoded as cp1252/latin-1 (è¥¿æ¹– for 西湖, "
+                                             "CafÃ© for Café) or GBK.")
     scan_reasoning: bool = Field(True, description="Also scan reasoning_content/thinking.")
 
 
@@ -300,8 +304,11 @@ def _control_count(text: str) -> int:
     return len(raw) - len(raw.translate(None, _CONTROL_BYTES))
 
 
-def soup_check(text: str, p: SoupParams) -> Evidence | None:
-    """Evidence of the first garbling check ``text`` fails (``check`` names it), or None."""
+def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | None:
+    """Evidence of the first garbling check ``text`` fails (``check`` names it), or None.
+
+    ``runs=False`` skips the runs of one character or unit (the user asked for them).
+    """
     text = _window(text.strip(), p.max_chars)
     if not text:
         return None
@@ -325,7 +332,7 @@ def soup_check(text: str, p: SoupParams) -> Evidence | None:
     leak = _role_leak(text)
     if leak is not None:
         return leak
-    run = _run_check(text, p)
+    run = _run_check(text, p) if runs else None
     if run is not None:
         return run
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
@@ -457,15 +464,46 @@ _GBK_MAX_LOST = 0.35  # share of replacement characters mojibake may leave (byte
 
 
 def mojibake(text: str) -> Evidence | None:
-    """Evidence of UTF-8 text decoded as cp1252/latin-1 (or GBK): re-encoded, it decodes to mostly CJK.
+    """Evidence of UTF-8 text decoded as cp1252/latin-1 (or GBK): CJK text (``_cjk_mojibake``) or
+    accented and typographic Latin text (``_latin_mojibake``: CafÃ©, donâ€™t)."""
+    if text.isascii():
+        return None
+    found = _cjk_mojibake(text)
+    return found if found is not None else _latin_mojibake(text)
+
+
+# Latin mojibake: a character of two or three UTF-8 bytes (é = C3 A9, ’ = E2 80 99) became as many
+# cp1252 characters. Real text almost never holds such a pair: the lead must be an accented capital
+# (Â-ß) or à-ï, and what follows a symbol or cp1252 punctuation (©, ¨, €, ™), not a letter. So a
+# pair that decodes back as strict UTF-8 is damage; three repaired characters make it more than a
+# stray name or symbol.
+_LATIN_MOJIBAKE_MIN = 3
+
+
+def _latin_mojibake(text: str) -> Evidence | None:
+    repaired: list[str] = []
+    first: re.Match[str] | None = None
+    for m in _MOJIBAKE_RUN_RE.finditer(text):
+        try:
+            fixed = bytes(_CP1252_BYTE[c] for c in m.group(0)).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        repaired.append(fixed)
+        first = first or m
+    if first is None or sum(map(len, repaired)) < _LATIN_MOJIBAKE_MIN:
+        return None
+    return {"check": "mojibake", "encoding": "cp1252", "latin_recovered": sum(map(len, repaired)),
+            "repaired": "".join(repaired)[:60], "window": _around(text, first.start(), first.end())}
+
+
+def _cjk_mojibake(text: str) -> Evidence | None:
+    """Evidence of CJK text in UTF-8 decoded as cp1252/latin-1 (or GBK): re-encoded, it decodes to mostly CJK.
 
     Accented Latin text re-encoded this way is not valid UTF-8 (an accent is followed by ASCII,
     not by continuation bytes), so it decodes to replacement characters and no CJK. Bytes that
     cp1252 could not show are often lost (most kana have one), so the share of CJK is taken
     over the characters that did decode.
     """
-    if text.isascii():
-        return None
     runs = [m for m in _MOJIBAKE_RUN_RE.finditer(text) if len(m.group(0)) >= 3]
     if not runs:
         return _gbk_mojibake(text)
@@ -548,14 +586,24 @@ class TokenSoupFilter(ParamStep[SoupParams]):
 
         ``texts`` (each message's text) may come precomputed from a fused scan.
         """
+        user: Any = None
         for i, m in enumerate(messages):
-            if not isinstance(m, dict) or m.get("role") != "assistant":
+            if not isinstance(m, dict):
+                continue
+            if m.get("role") == "user":
+                user = m.get("content")
+            if m.get("role") != "assistant":
                 continue
             parts = [("content", texts[i] if texts is not None else message_text(m.get("content")))]
             if self.params.scan_reasoning:
                 parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
             for part, text in parts:
                 found = soup_check(text, self.params) if text else None
+                # A run the user asked for ("type A fifty times", "repeat 哈 20 times") is the answer;
+                # asked only of a text with such a run (most never have one).
+                if found is not None and found["check"] == "char_run" and \
+                        asks_for_repetition(message_text(user)[:_REQUEST_CHARS]):
+                    found = soup_check(text, self.params, runs=False)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
         return None

@@ -199,3 +199,20 @@ def test_dense_share_ignores_every_kind_of_whitespace_and_fires_at_the_bound():
     assert not _dense("plain ascii words")
     for text in ("a\u2003b\u00a0c\x1c d\x85e", "\u3000 \n"):
         assert "".join(text.split()) == re.sub(r"\s+", "", text)
+
+
+def test_a_short_simple_question_answered_at_length_is_not_trivial():
+    picks = ("Three that hold up well: Dune for its ecology and politics, The Dispossessed for a careful "
+             "look at two societies, and Station Eleven for how art survives a collapse. ") * 4
+    assert _reason(chat("What's your favorite sci-fi book?", picks)) is None
+    assert _reason(chat("What's your favorite sci-fi book?", "Dune.")) == "trivial_single_turn"
+    # A greeting stays trivial however long the reply.
+    assert _reason(chat("hello!", "Hello! I can help with writing, code, math and planning. " * 8)) \
+        == "trivial_single_turn"
+
+
+def test_a_short_reply_that_repeats_what_the_user_asked_to_be_repeated_is_not_shallow():
+    asked = "Write the word 'echo' five times, separated by commas."
+    assert _reason(chat(asked, "echo, echo, echo, echo, echo")) is None
+    assert _reason(chat(asked, "Okay, sure thing!")) == "shallow_reply"
+    assert _reason(chat("Explain how a B-tree splits a node.", "echo, echo, echo")) == "shallow_reply"

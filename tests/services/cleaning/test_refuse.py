@@ -290,3 +290,37 @@ def test_grounds_lookahead_changes_no_match():
             a, b = refuse._GROUNDS.search(text), plain.search(text)
             assert (a and a.span()) == (b and b.span()), text
         assert refuse._GROUNDS.search(f"Well: {phrase}!") is not None, phrase
+
+
+# Held-out set 4 (written apart from the filters) found these refusal shapes; each rule, new sentences.
+@pytest.mark.parametrize("text", [
+    "I'll have to pass on this request. You might ask a friend who knows the area.",  # passing on the task
+    "I will not help with that request.",                       # "I will" opens the refusal, it is no pivot
+    "Composing wedding toasts isn't something I'm able to do, so a family member may be better placed.",
+    "I'm going to pass on that one.",
+    "私はAIアシスタントであるため、実際に香りを確かめることはできません。したがって、香水の比較はいたしかねます。",
+    "부탁하신 보고서를 대신 작성해 드리기 어려워요. 제출하실 과제는 직접 쓰셔야 합니다.",  # 어렵다 conjugated
+])
+def test_refusals_found_on_held_out_data(text):
+    assert is_refusal(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I'll pass on your message to the venue manager and get back to you tomorrow.",  # relaying, not declining
+    "Sure! Bring a blanket and some snacks; you can always head home early instead.",
+    "AIなので実際に食べることはできませんが、材料から考えると、塩が少し多すぎるかもしれません。"
+    "醤油を小さじ1減らし、代わりにレモン汁を加えると味が締まります。煮込み時間を10分延ばすのも効果的です。",
+])
+def test_relaying_and_a_caveat_before_the_answer_are_not_refusals(text):
+    assert not is_refusal(text)
+
+
+@pytest.mark.parametrize(("text", "ground"), [
+    ("お客様を装ったレビューを投稿することはできません。景品表示法の規制に触れるおそれがあります。", "規制"),
+    ("I won't write fake reviews for your shop; posting them misleads buyers.", "fake reviews"),
+    ("I won't invent those customer testimonials for you: that would be deceptive.", "decept"),
+    ("지금 보는 시험의 답을 대신 풀어드리는 건 학업 윤리에 맞지 않아서 어렵습니다.", "윤리"),
+])
+def test_declines_on_grounds_of_deception_law_or_integrity(text, ground):
+    found = refusal_evidence(text)
+    assert found is not None and found["check"] == "ethical_decline" and found["ground"].startswith(ground)

@@ -128,3 +128,18 @@ def test_lang_match_judges_the_reply_share_at_its_bounds():
     # A reply just under 2 % CJK still mismatches a Japanese request; at 2 % it counts as mixed.
     assert not ok(ja, "x" * 50 + "語")  # 1 / 51 < 0.02
     assert ok(ja, "x" * 49 + "語")  # 1 / 50 = 0.02
+
+
+def test_lang_match_covers_scripts_beyond_latin_and_cjk():
+    russian = "Музей открыт с десяти утра до шести вечера, кроме понедельника. Билеты продаются на входе."
+    greek = "Το μουσείο είναι ανοιχτό από τις δέκα το πρωί μέχρι τις έξι το απόγευμα κάθε μέρα."
+    assert _check(chat("박물관은 몇 시에 문을 여나요? 월요일에도 여나요?", russian)["messages"]) == "lang_match"
+    assert _check(chat("When does the museum open, and is it open on Mondays?", greek)["messages"]) == "lang_match"
+    assert _check(chat("Когда открывается музей и работает ли он по понедельникам?",
+                       "The museum opens at ten and closes at six every day except Monday; tickets are sold "
+                       "at the door.")["messages"]) == "lang_match"
+    assert isinstance(_check(chat("Когда открывается музей?", russian)["messages"]), list)
+    assert isinstance(_check(chat("Translate into Russian: the museum opens at ten.", russian)["messages"]), list)
+    # Greek letters in a formula are no language.
+    assert isinstance(_check(chat("What does the angle formula say?", "The angles satisfy α + β + γ = 180°, "
+                                  "so with α = 50° and β = 60°, γ is 70° in every triangle.")["messages"]), list)

@@ -23,3 +23,10 @@ def test_korean_polite_simple_questions_are_recognised():
     # The reference's one-character class for polite endings missed these.
     assert is_simple_query("파이썬이란 무엇인가요?")
     assert is_simple_query("머신러닝에 대해 알려주세요")
+
+
+def test_greetings_alone_are_told_from_questions():
+    from services.cleaning.simple_query import is_greeting
+
+    assert all(map(is_greeting, ["Hey", "good evening", "您好！", "おはようございます", "안녕하세요~"]))
+    assert not any(map(is_greeting, ["What is a monad?", "hi, what is a monad?", "你好，帮我写一首诗"]))

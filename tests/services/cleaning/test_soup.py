@@ -213,3 +213,29 @@ def test_chaos_length_screen_lets_the_shortest_judged_text_through():
     assert _chaos_exceeds(" ".join("a中" * 20), 40, 0.55)
     # Thirty-nine are too few to judge, as before the screen.
     assert not _chaos_exceeds("a中" * 19 + "a", 40, 0.55)
+
+
+@pytest.mark.parametrize("source", [
+    "Our bakery’s signature is the pâte à choux: éclairs filled with crème pâtissière, served à la carte.",
+    "Señora Muñoz’s café in Düsseldorf serves Crêpes Suzette — flambéed, naturally — every Sunday.",
+])
+def test_accented_latin_text_read_as_cp1252_is_mojibake(source):
+    garbled = source.encode("utf-8").decode("cp1252", errors="replace")
+    found = TokenSoupFilter().find_soup([{"role": "assistant", "content": garbled}])
+    assert found is not None and found["check"] == "mojibake" and found["encoding"] == "cp1252"
+    assert soup_reason(source, P) is None  # the text it was is fine
+
+
+def test_one_stray_pair_is_not_mojibake():
+    assert soup_reason("The logo reads CafÃ© in the old sign photo; we kept it for the retro look.", P) is None
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Type the capital letter Q exactly 60 times; I am testing a field's length limit.", "Q" * 60),
+    ("请把字母Z连续写60遍，我要测试输入框。", "Z" * 60),
+])
+def test_a_run_the_user_asked_for_is_the_answer(request_text, reply):
+    row = [{"role": "user", "content": request_text}, {"role": "assistant", "content": reply}]
+    assert TokenSoupFilter().find_soup(row) is None
+    # The same run unasked is garbage.
+    assert TokenSoupFilter().find_soup([{"role": "user", "content": "What is the PIN format?"}, row[1]]) is not None
