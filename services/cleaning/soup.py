@@ -478,9 +478,16 @@ def mojibake(text: str) -> Evidence | None:
 # pair that decodes back as strict UTF-8 is damage; three repaired characters make it more than a
 # stray name or symbol.
 _LATIN_MOJIBAKE_MIN = 3
+# A repaired character starts with a lead byte (C2-F4) followed by a continuation byte (80-BF): the
+# pair of characters they became is the exact screen (absent from almost all text, CJK included).
+_LATIN_PAIR_RE = re.compile(
+    "[" + "".join(re.escape(c) for c, b in _CP1252_BYTE.items() if 0xC2 <= b <= 0xF4) + "]"
+    "[" + "".join(re.escape(c) for c, b in _CP1252_BYTE.items() if 0x80 <= b <= 0xBF) + "]")
 
 
 def _latin_mojibake(text: str) -> Evidence | None:
+    if _LATIN_PAIR_RE.search(text) is None:
+        return None
     repaired: list[str] = []
     first: re.Match[str] | None = None
     for m in _MOJIBAKE_RUN_RE.finditer(text):
