@@ -90,19 +90,21 @@ def serve_upstream(port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def serve_gateway(port: int, upstream: str, db_url: str) -> None:
-    """Child process: the gateway service app as deployed (auth, middleware, metrics, DB traces)."""
+def serve_gateway(port: int, upstream: str, db_url: str, workers: int = 1) -> None:
+    """Child process: the gateway service app as deployed (auth, middleware, metrics, DB traces), in
+    ``workers`` processes as ``trajforge serve gateway --workers N`` runs it."""
     import json
 
     from services.gateway.app import create_app
     from shared.settings import Settings
-    from shared.web.server import serve_app
+    from shared.web.server import serve_workers
 
     cfg = Path(tempfile.mkdtemp()) / "gateway.json"
     cfg.write_text(json.dumps({"upstreams": [{"model": "policy", "url": upstream}]}))
-    app = create_app(Settings(database_url=db_url, gateway_config=str(cfg), auth_enabled=True))
+    settings = Settings(database_url=db_url, gateway_config=str(cfg), auth_enabled=True)
     # The access log stays at its default level, on stderr, which the parent points at a file.
-    serve_app(app, host="127.0.0.1", port=port, log_level="warning")
+    sys.exit(serve_workers(lambda: create_app(settings), host="127.0.0.1", port=port, workers=workers,
+                           log_level="warning"))
 
 
 def serve_router(port: int, upstream: str) -> None:
@@ -287,12 +289,12 @@ def _added(r: Result, direct: Result) -> str:
     return f"added p50 {r.p50_ms - direct.p50_ms:+.2f} ms p99 {r.p99_ms - direct.p99_ms:+.2f} ms"
 
 
-def headlines(level: int, res: dict[str, Result]) -> None:
+def headlines(level: int, res: dict[str, Result], workers: int = 1) -> None:
     """The figures ``make bench`` tabulates: ours next to direct and LiteLLM at this concurrency."""
     from bench import headline
 
     direct, ours, lite = res["direct"], res["ours"], res.get("lite")
-    where = f"c={level}, split process, traces to DB"
+    where = f"c={level}, split process{f' x{workers}' if workers > 1 else ''}, traces to DB"
     headline("gateway", f"req/s, {where}", ours.rps, direct.rps, baseline_name="direct upstream", unit="req/s")
     if lite is not None:
         headline("gateway", f"req/s, {where}", ours.rps, lite.rps, baseline_name="LiteLLM proxy", unit="req/s")
@@ -319,20 +321,22 @@ def report(level: int, res: dict[str, Result]) -> None:
     print(line, flush=True)
 
 
-def start_ours(up: int, db_url: str, log_path: Path) -> tuple[list[subprocess.Popen[bytes]], dict[str, int]]:
+def start_ours(up: int, db_url: str, log_path: Path,
+               workers: int = 1) -> tuple[list[subprocess.Popen[bytes]], dict[str, int]]:
     """The upstream, the real gateway stack (stderr, i.e. its JSON logs, to a file) and the bare router."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     upstream = f"http://127.0.0.1:{up}"
     gw, bare = free_port(), free_port()
     procs = [spawn([sys.executable, __file__, "--serve-upstream", str(up)], env)]
     with log_path.open("ab") as log:
-        procs.append(subprocess.Popen([sys.executable, __file__, "--serve-gateway", str(gw), upstream, db_url],
+        procs.append(subprocess.Popen([sys.executable, __file__, "--serve-gateway", str(gw), upstream, db_url,
+                                       "--gateway-workers", str(workers)],
                                       cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=log))
     procs.append(spawn([sys.executable, __file__, "--serve-router", str(bare), upstream], env))
     return procs, {"gw": gw, "router": bare}
 
 
-async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool) -> None:
+async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool, workers: int = 1) -> None:
     """Make the database, start the servers, measure every level, stop and clean up."""
     db_url, db_name = await create_database()
     log_path = Path(tempfile.mkdtemp()) / "gateway-access.log"
@@ -340,7 +344,7 @@ async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool
     try:
         key = await migrate_and_key(db_url)
         up = free_port()
-        procs, ports = start_ours(up, db_url, log_path)
+        procs, ports = start_ours(up, db_url, log_path, workers)
         lite, lport, why = start_litellm(up) if with_litellm else (None, 0, "skipped by --no-litellm")
         procs += [lite] if lite else []
         assert all(wait_ready(p, "/healthz" if p == ports["gw"] else "/v1/models") for p in (up, *ports.values())), \
@@ -351,14 +355,14 @@ async def run(levels: list[int], seconds: float, rounds: int, with_litellm: bool
         if lite:
             targets["lite"] = Target(lport, chat, lite.pid, LITE_KEY)
         print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rounds={rounds} seconds/round={seconds} "
-              f"db={db_url.split(':', 1)[0]} litellm={'on' if lite else 'off: ' + why}")
+              f"db={db_url.split(':', 1)[0]} gateway workers={workers} litellm={'on' if lite else 'off: ' + why}")
         if not lite:
             print(f"LiteLLM peer: {why}", file=sys.stderr, flush=True)
         for level in levels:
             res = await measure_level(level, seconds, rounds, targets)
             report(level, res)
             if level == 16 or (level == max(levels) and 16 not in levels):
-                headlines(level, res)
+                headlines(level, res, workers)
     finally:
         for proc in procs:
             proc.terminate()
@@ -373,6 +377,8 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,16,64,256")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-litellm", action="store_true")
+    parser.add_argument("--gateway-workers", type=int, default=1,
+                        help="processes serving our gateway (trajforge serve gateway --workers N)")
     parser.add_argument("--serve-upstream", type=int)
     parser.add_argument("--serve-gateway", nargs=3)
     parser.add_argument("--serve-router", nargs=2)
@@ -381,11 +387,12 @@ def main() -> None:
     if args.serve_upstream:
         return serve_upstream(args.serve_upstream)
     if args.serve_gateway:
-        return serve_gateway(int(args.serve_gateway[0]), args.serve_gateway[1], args.serve_gateway[2])
+        return serve_gateway(int(args.serve_gateway[0]), args.serve_gateway[1], args.serve_gateway[2],
+                             args.gateway_workers)
     if args.serve_router:
         return serve_router(int(args.serve_router[0]), args.serve_router[1])
     levels = [int(x) for x in args.concurrency.split(",")]
-    asyncio.run(run(levels, args.seconds, args.rounds, not args.no_litellm))
+    asyncio.run(run(levels, args.seconds, args.rounds, not args.no_litellm, args.gateway_workers))
 
 
 if __name__ == "__main__":

@@ -83,3 +83,40 @@ def test_keys_create_takes_a_scope(tmp_path: Path) -> None:
             await engine.dispose()
 
     assert asyncio.run(scopes()) == [("admin", None), ("user", None), ("session", "s-9")]
+
+
+def test_serve_with_workers_answers_from_each_process_and_stops_on_sigterm(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    import httpx
+
+    from tests.conftest import free_port
+
+    assert _cli("db", "upgrade", home=tmp_path).returncode == 0
+    assert _cli("serve", "cleaning", "--workers", "0", home=tmp_path).returncode == 2  # at least one
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJFORGE_")}
+    env |= {"TRAJFORGE_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "cleaning", "--port", str(port),
+                             "--workers", "2"], cwd=REPO_ROOT, env=env, stderr=subprocess.PIPE)
+    try:
+        children: set[int] = set()
+        deadline = time.monotonic() + 90
+        while len(children) < 2 and time.monotonic() < deadline:
+            children = {int(x) for t in Path(f"/proc/{proc.pid}/task").glob("*/children") for x in t.read_text().split()}
+            time.sleep(0.2)
+        assert len(children) == 2, (proc.stderr.read() if proc.poll() is not None and proc.stderr else b"")
+        ok = 0
+        while ok < 5 and time.monotonic() < deadline:
+            try:
+                ok += httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert ok == 5
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

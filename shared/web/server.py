@@ -17,6 +17,13 @@ written in its own turn. WebSocket upgrades get the real transport back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -25,7 +32,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from shared.web.direct import DirectEntry, direct_entry_of
 
-__all__ = ["CoalescingHttpProtocol", "CoalescingTransport", "server_config", "serve_app"]
+__all__ = ["CoalescingHttpProtocol", "CoalescingTransport", "server_config", "serve_app", "serve_workers"]
+
+log = logging.getLogger("trajforge.web")
 
 
 class CoalescingTransport:
@@ -135,3 +144,73 @@ def server_config(app: Any, **options: Any) -> uvicorn.Config:
 def serve_app(app: Any, *, host: str, port: int, **options: Any) -> None:
     """Serve ``app`` until interrupted (``uvicorn.run`` with ``server_config``)."""
     uvicorn.Server(server_config(app, host=host, port=port, **options)).run()
+
+
+def serve_workers(make_app: Callable[[], Any], *, host: str, port: int, workers: int, **options: Any) -> int:
+    """Serve the app ``make_app`` builds in ``workers`` processes on one listening socket; the exit code.
+
+    One Python process serves on one core; the gateway's hot path is CPU-bound, so a host with
+    cores to spare takes more calls with more processes. The socket is bound here and each child,
+    forked before any event loop or app exists, builds its own app (its own database pool, trace
+    sink and in-process queue) and accepts on it; the kernel spreads connections over them.
+    SIGTERM or SIGINT stops every child; a child that exits stops the rest (no silent half
+    capacity), and its exit code is returned.
+    """
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if workers == 1:
+        serve_app(make_app(), host=host, port=port, **options)
+        return 0
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # the child: its own app and event loop on the shared socket
+            code = 1
+            try:
+                uvicorn.Server(server_config(make_app(), host=host, port=port, **options)).run(sockets=[sock])
+                code = 0
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(Exception):
+                        stream.flush()
+                os._exit(code)
+        children.append(pid)
+    sock.close()
+    return _supervise(children)
+
+
+def _supervise(children: list[int]) -> int:
+    """Wait for the children; a stop signal, or one child's exit, stops them all."""
+    stopping = False
+
+    def stop() -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, lambda *_: stop()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    code = 0
+    try:
+        left = set(children)
+        while left:
+            pid, status = os.wait()
+            if pid not in left:
+                continue
+            left.discard(pid)
+            if not stopping:  # nobody asked it to stop: the rest must not serve on at part capacity
+                exit_code = os.waitstatus_to_exitcode(status)
+                log.error("worker process %s exited (%s); stopping the others", pid, exit_code)
+                code = exit_code if exit_code > 0 else 1
+                stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code

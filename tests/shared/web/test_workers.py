@@ -1,0 +1,97 @@
+"""`serve_workers`: several processes serve one port; a stop signal or one worker's exit stops them all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# A child process serving an app that answers its own process id, in two worker processes.
+_SERVER = """
+import os, sys
+from fastapi import FastAPI
+from shared.web.server import serve_workers
+
+def make_app():
+    app = FastAPI()
+    app.get("/pid")(lambda: {"pid": os.getpid()})
+    return app
+
+sys.exit(serve_workers(make_app, host="127.0.0.1", port=int(sys.argv[1]), workers=2, log_level="warning"))
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(x) for x in task.read_text().split()]
+    return found
+
+
+@pytest.fixture
+def two_workers() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(port)], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/pid", timeout=1).status_code == 200 and len(_children(proc.pid)) == 2:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("the workers did not come up: " + (proc.stderr.read() if proc.stderr else b"").decode()[-2000:])
+    try:
+        yield proc, url
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_two_processes_answer_on_one_port_and_sigterm_stops_them(two_workers) -> None:
+    proc, url = two_workers
+    workers = set(_children(proc.pid))
+    seen: set[int] = set()
+    deadline = time.monotonic() + 30
+    while seen != workers and time.monotonic() < deadline:
+        with httpx.Client() as client:  # a fresh connection each time: the kernel picks a worker per accept
+            seen.add(client.get(url + "/pid").json()["pid"])
+    assert seen == workers and len(workers) == 2
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    assert not any(Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+                   for pid in workers)
+
+
+def test_a_worker_that_dies_stops_the_others_and_the_exit_code_says_so(two_workers) -> None:
+    proc, _ = two_workers
+    first, second = _children(proc.pid)
+    os.kill(first, signal.SIGKILL)
+    assert proc.wait(30) != 0  # killed by a signal: not a clean stop
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{second}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{second}").exists()
+    assert b"stopping the others" in (proc.stderr.read() if proc.stderr else b"")
+
+
+def test_workers_must_be_at_least_one() -> None:
+    from shared.web.server import serve_workers
+
+    with pytest.raises(ValueError, match="at least 1"):
+        serve_workers(lambda: None, host="127.0.0.1", port=1, workers=0)
