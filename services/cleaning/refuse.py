@@ -40,7 +40,7 @@ _TASK_CORE = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fu
 _TASK = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill|comply|address"
          r"|process|complete|handle|discuss|support|write|share|engage"
          r"|give|predict|browse|offer|diagnose|summari[sz]e|translate|recommend|evaluate|judge|comment|solve"
-         r"|draft|compose|forecast|speculate|look\s+up"
+         r"|draft|compose|forecast|speculate|look\s+up|(?:get|go)\s+into\s+(?:that|this|it)\b"
          r"|tell\s+you(?!\s+how\b|\s+it(?:'s|\s+is|\s+was)\b)"
          r"|do\s+(?:that|this|it|so)(?:\s+for\s+you)?(?=\s*(?:[.!,;]|$))|do\s+your"
          r"|\w+\s+(?:that|this|your|such\s+an?)\s+(?:request|task|assignment|homework))")
@@ -49,7 +49,7 @@ _IDIOM = r"(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough|help\s+(
 # Forms after the self-reference; the gap before them takes a contraction ("I'm unable to",
 # "I'd rather not"), so the bare forms stand without am/are.
 _CANT = (r"(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM + r"|(?:am|are)\s+not\s+able\s+to|won'?t|will\s+not"
-         r"|(?:am|are)\s+unable\s+to|unable\s+to|not\s+able\s+to|(?:'d|would)\s+rather\s+not"
+         r"|(?:am|are)\s+unable\s+to|unable\s+to|not\s+able\s+to|(?:'d|would)\s+(?:rather|prefer)\s+not"
          r"|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
          r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to)")
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
@@ -60,18 +60,18 @@ _SELF = r"\b(?=[iw])" + _NOT_COND + r"(?:I|we|I'm|we're)\b"
 _FLAGS = re.IGNORECASE | re.DOTALL
 # Words the English families need: each family below lists groups of them, and a window
 # lacking a word of every group cannot match that family (so its regex never runs).
-_CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse")
+_CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse")  # "prefer not" holds "not"
 _TASK_WORDS = ("help", "assist", "answer", "respond", "provide", "generate", "create", "produce", "fulfill",
                "comply", "address", "process", "complete", "handle", "discuss", "support", "write", "share",
                "engage", "give", "predict", "browse", "offer", "diagnose", "summari", "translate", "recommend",
                "evaluate", "judge", "comment", "solve", "draft", "compose", "forecast", "speculate", "look",
-               "tell", "do ", "request", "task", "assignment", "homework")
+               "tell", "do ", "request", "task", "assignment", "homework", "get into", "go into")
 Family = tuple[tuple[tuple[str, ...], ...], str]
 
 # Korean 드리다 (to do for you) said to be hard: 도와드리기 어려워요, 대신 써 드리는 건 ... 어렵습니다
 # (어렵다 conjugates to 어려워/어려운/어려울).
-_KO_FOR_YOU_HARD = (r"[가-힣]\s*드리(?:기|는\s*(?:건|것은|것도|게))(?:는|가|도)?[^.!?。\n]{0,30}?"
-                    r"(?:어렵|어려[워웠운울])")
+_KO_FOR_YOU_HARD = (r"[가-힣A-Za-z]\s*드리(?:기|는\s*(?:건|것은|것도|게))(?:는|가|도)?[^.!?。\n]{0,30}?"
+                    r"(?:어렵|어려[워웠운울]|곤란)")
 # Soft families: a pivot cue in the window cancels them.
 _SOFT_EN: tuple[Family, ...] = (
     ((_CANT_WORDS, _TASK_WORDS), _SELF + r".{0,25}?" + _CANT + r".{0,60}?\b" + _TASK + r"\b"),
@@ -80,8 +80,8 @@ _SOFT_EN: tuple[Family, ...] = (
      r"\s+on\s+(?:this|that|it)(?:\s+(?:one|request|task|time))?\b(?!\s+(?:to|along)\b)"),
     # The task put first, the inability after it: "Writing letters isn't something I'm able to do".
     ((("something",), ("able", "can", "could", "do", "will")),
-     r"\b(?:is\s*n't|is\s+not|'s\s+not)\s+something\s+(?:I|we)(?:'m|\s+am|'re|\s+are)?"
-     r"\s+(?:able\s+to|can|could|do|will|'ll)\b"),
+     r"\b(?:is\s*n't|is\s+not|'s\s+not)\s+something\s+(?:I|we)(?:'ll|\s+will|(?:'m|\s+am|'re|\s+are)?"
+     r"\s+(?:able\s+to|can|could|do|will|'ll))\b"),
     ((("sorry", "apologi", "unfortunately", "regret"), _CANT_WORDS),
      r"\b(?=[iu])(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
      + _SELF + r".{0,25}?" + _CANT),
@@ -91,7 +91,8 @@ _SOFT_CJK = (
      r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|满足|参与|讨论)"),
     (r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
      r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"),
-    (r"我(?:无法|不能|不可以|没有办法|不便|不适合|不被允许|不被授权).{0,30}?"
+    (r"我(?:这边|这里|们|个人)?(?:实在|确实|恐怕|可能)?(?:无法|不能|不可以|没有办法|没办法|没法|不便"
+     r"|不(?:太|大)?方便|不(?:太|大)?适合|不被允许|不被授权).{0,30}?"
      r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|给出|告诉|透露|预测|推荐|翻译|代替)"),
     (r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
      r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません)"),
@@ -100,7 +101,8 @@ _SOFT_CJK = (
     # The humble form is an action done for the listener, so declining it declines the user's
     # request, with or without an apology: お引き受けできません, お伝えすることはできません.
     # The past tense (お手伝いできませんでした) reports, it does not decline.
-    r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)",
+    r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます"
+    r"|しかねます)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
     r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|" + _KO_FOR_YOU_HARD,
 )
@@ -152,7 +154,7 @@ _AI_CANT = (
     r"|do\s*n[o']?t\s+(?:have\s+(?:the\s+)?(?:ability|capability|capacity|access|real-time)|make|form|hold)"
     r"|have\s+no\s+(?:way|ability|access))"
     r"|无法|不能|不可以|没有办法|没办法|不具备|没有能力|做不到"
-    r"|できません|できかねます|いたしかねます|致しかねます|不可能です"
+    r"|できません|できかねます|いたしかねます|致しかねます|不可能です|(?:言え|でき|答えられ)(?:ない|ません)"
     r"|수(?:는|가|도)?\s*없|어렵습니다|불가능"
 )
 # Both in one sentence, in either order, is the disclaimer; a sentence is what lies between
@@ -183,11 +185,13 @@ _SUBMITTED_WORK = (
 # Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
 # when it offers lesser help instead ("I won't write it for you, but I can outline ...").
 _DECLINE = re.compile(
-    r"(?=[iw我すこのお수거가-힣])(?:" + _SELF
+    r"(?=[iw我すこのお수거가-힣\u4e00-\u9fff])(?:" + _SELF
     + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t" + _IDIOM + r"|cannot" + _IDIOM
     + r"|won'?t|will\s+not|(?:'d|\s*would)\s+rather\s+not"
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
     r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
+    # A named act declined: 宿題の代行はできません, 代筆はいたしかねます.
+    r"|[\u4e00-\u9fff]{2,4}は(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절|" + _KO_FOR_YOU_HARD + ")",
     _FLAGS,
@@ -221,7 +225,8 @@ _DECLINE_HEAD = 200
 _PIVOT = re.compile(
     r"(?=[liahby让改尝不然但代たしでけま대하없않어])"
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
-    r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use))\b"
+    r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use)"
+    r"|but\b[^.!?\n]{0,80}?\b(?:I\s+can\s+help|I\s+can\s+(?:explain|show|walk)|I'?d\s+be\s+happy\s+to))\b"
     r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど"
     r"|(?<=でき)(?:ませんが|ないが|ないけど)|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
     r"|(?<![가-힣])하지만"
@@ -254,6 +259,10 @@ _ABOUT_REQUEST = re.compile(
     r"\b(?:letters?|e-?mails?|notes?|messages?|texts?|posts?|documents?|repl(?:y|ies))\b"
     r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
     r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
+    r"|(?:这种|这类|这样的|这个|那种)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知)"
+    r"|\b(?:that|this|it)(?:'s|\s+is)(?:\s+not|n't)\s+something\b"
+    r"|(?:メール|手紙|文面|文章|メッセージ)(?:と\s*なると|となれば|については|に関しては)"
+    r"|그건|그것은"
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
     r"|(?:メール|手紙|文面|文章|メッセージ)の?(?:作成|執筆)"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
@@ -282,13 +291,14 @@ _POLICY_REASON = re.compile(
 
 # Cheap substring screen: a window without any of these cannot match a family above.
 _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "not going to", "declin", "refus",
-                "rather not", "don't have", "do not have", "don't make", "do not make", "don't form", "have no",
-                "not allowed",
+                "rather not", "prefer not", "don't have", "do not have", "don't make", "do not make", "don't form",
+                "have no", "not allowed",
                 "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
-                 "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到",
-                 "できません", "かねます", "お断り", "辞退", "없", "어렵", "어려워", "어려우", "불가", "거절", "거부")
+                 "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法",
+                 "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退",
+                 "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부")
 
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.
@@ -372,9 +382,10 @@ def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
     # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
     # again, as an AI I cannot really feel this"): for it a pivot anywhere counts.
     pivot = _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start())
-    if pivot is not None and pivot.start() == soft.start() and soft.re is not _AI_SELF:
-        # "I will" / "I'll" opening the refusal itself ("I will not help ...", "I'll have to pass")
-        # is its self-reference, not a turn to something else.
+    while pivot is not None and soft.re is not _AI_SELF and pivot.start() < soft.end() \
+            and pivot.group(0)[:1] in "iI" and not pivot.group(0).lower().startswith("instead"):
+        # "I will" / "I'll" inside the refusal itself ("I will not help ...", "I'll have to pass",
+        # "that's not something I'll be drafting") is its self-reference, not a turn to something else.
         pivot = _PIVOT.search(window, pivot.end())
     if pivot is None:
         return False

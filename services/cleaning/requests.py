@@ -27,14 +27,15 @@ _I = re.I
 # The user bounds the answer: only the number, one word, yes or no, no explanation, briefly.
 _BRIEF = re.compile(
     r"\b(?:just|only)\s+(?:give\s+|say\s+|write\s+|reply\s+with\s+|answer\s+with\s+)?(?:me\s+)?(?:the\s+|a\s+|one\s+)?"
-    r"(?:number|answer|name|word|result|value|code|letter|digit|year|date|city|country|term|translation|yes|no)s?\b"
+    r"(?:number|answer|name|word|result|value|code|letter|digit|year|date|city|country|term|translation|yes|no"
+    r"|kanji|hanzi|character|symbol|emoji|abbreviation|acronym|initials)s?\b"
     r"|\b(?:reply|answer|respond)\s+(?:with\s+)?(?:only|just)\b|\b(?:only|just)\s+the\s+\w+(?:,\s*please)?[.!]?\s*$"
     r"|\b(?:one|single|1|a)[-\s]word\b|\byes\s+or\s+no\b|\btrue\s+or\s+false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
     r"|\bno\s+(?:explanation|details|elaboration)\b|\bbriefly\b|\bone[-\s](?:line|sentence)\b|\bwithout\s+explanation\b"
     r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
     r"|不(?:用|要|需要|必)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
-    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い)|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|はいかいいえ"
-    r"|(?:숫자|이름|단어|답|정답|결과)만|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)",
+    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い)|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|はい\s*か\s*いいえ|説明(?:なし|不要|は?いらない|抜き)"
+    r"|(?:숫자|이름|단어|답|정답|결과)만|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
     _I,
 )
 # Closed questions whose right answer is short: arithmetic, or a pick among listed options.
@@ -82,9 +83,10 @@ _FICTION = re.compile(
 _REPEAT = re.compile(
     r"\b(?:repeat\w*|over\s+and\s+over|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty"
     r"|a\s+hundred|hundred)\s+times)\b"
-    r"|重复|反复|[\d一二三四五六七八九十百两]+\s*[遍次]"
-    r"|繰り返|[\d一二三四五六七八九十百]+\s*回"
-    r"|반복|[\d]+\s*번|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번",
+    # An ordinal (第一次, 第1回: "the first time") or "once" (一次) asks for no repetition.
+    r"|重复|反复|(?<![第\d一二三四五六七八九十百两])(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*[遍次]"
+    r"|繰り返|(?<![第\d一二三四五六七八九十百])[\d一二三四五六七八九十百]+\s*回"
+    r"|반복|[\d]+\s*번(?!\s*(?:째|문제|문항|항목|질문))|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*째)",
     _I,
 )
 

@@ -332,6 +332,9 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
     leak = _role_leak(text)
     if leak is not None:
         return leak
+    pieces = _piece_leak(text)
+    if pieces is not None:
+        return pieces
     run = _run_check(text, p) if runs else None
     if run is not None:
         return run
@@ -341,6 +344,26 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
     if p.script_salad and (salad := script_salad(text)) is not None:
         return salad
     return mojibake(text) if p.mojibake else None
+
+
+# Tokenizer pieces printed as text: byte-level BPE's space and newline marks (Ġ, Ċ) and
+# SentencePiece's (▁) before a word, WordPiece's "##" inside one. Prose never writes them so (the
+# Maltese Ġ and Ċ start a handful of its words; block-drawing ▁ stands before no letter), so five
+# such pieces making a tenth of the words are a detokenisation that never happened.
+_PIECE_RE = re.compile(r"[\u0120\u010a\u2581](?=[^\W\d_]|[\u0120\u010a\u2581])|(?<![#\w])##(?=[^\W\d_])")
+_PIECE_MIN = 5
+_PIECE_SHARE = 0.1
+
+
+def _piece_leak(text: str) -> Evidence | None:
+    if text.isascii():
+        return None  # exact screen: the space and newline marks are not ASCII (WordPiece alone is not judged)
+    found = _PIECE_RE.findall(text)
+    if len(found) < _PIECE_MIN or len(found) < _PIECE_SHARE * len(text.split()):
+        return None
+    first = _PIECE_RE.search(text)
+    return {"check": "tokenizer_pieces", "count": len(found), "pieces": sorted(set(found)),
+            "window": _around(text, first.start(), first.end()) if first else ""}
 
 
 def soup_reason(text: str, p: SoupParams) -> str | None:
@@ -611,6 +634,9 @@ class TokenSoupFilter(ParamStep[SoupParams]):
                 if found is not None and found["check"] == "char_run" and \
                         asks_for_repetition(message_text(user)[:_REQUEST_CHARS]):
                     found = soup_check(text, self.params, runs=False)
+                # Mojibake the user showed ("names show up like JosÃ©") is the subject of the reply.
+                if found is not None and found["check"] == "mojibake" and mojibake(message_text(user)) is not None:
+                    found = None
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
         return None

@@ -289,3 +289,14 @@ def test_tool_loop_name_screen_passes_loops_and_leaves_changing_answers_to_the_f
         if m.get("tool_calls"):
             m["tool_calls"][0]["function"] = ["ls", {}]
     assert _loop_evidence(row)["repeats"] == 4
+
+
+def test_an_ordinal_or_once_is_no_request_for_repetition():
+    from services.cleaning.requests import asks_for_repetition
+
+    assert not any(map(asks_for_repetition, ["第一次去日本要准备什么？", "再说一次也没关系", "第2回の打ち合わせ", "5번 문제 풀어줘"]))
+    assert all(map(asks_for_repetition, ["把这句话抄三遍", "10回書いて", "다섯 번 반복해 줘", "say it 12 times"]))
+    paragraph = "办理签证需要护照原件、照片和在职证明，递交后一般五个工作日出结果，也可以选择快递寄回。"
+    row = [{"role": "user", "content": "第一次办签证要准备什么？"},
+           {"role": "assistant", "content": "\n\n".join([paragraph] * 8)}]
+    assert DeadLoopFilter().find_stuck(row) is not None

@@ -216,3 +216,12 @@ def test_a_short_reply_that_repeats_what_the_user_asked_to_be_repeated_is_not_sh
     assert _reason(chat(asked, "echo, echo, echo, echo, echo")) is None
     assert _reason(chat(asked, "Okay, sure thing!")) == "shallow_reply"
     assert _reason(chat("Explain how a B-tree splits a node.", "echo, echo, echo")) == "shallow_reply"
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("はい か いいえ で答えて。富士山は日本一高い山？", "はい。"),
+    ("Just give me the hanzi for 'water', 说明なし", "水"),
+    ("한 단어로, 설명 없이: 'apple'은 한국어로?", "사과"),
+])
+def test_terse_answers_the_user_asked_for_are_not_shallow(request_text, reply):
+    assert _reason(chat(request_text, reply)) is None

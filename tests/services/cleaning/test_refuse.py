@@ -324,3 +324,40 @@ def test_relaying_and_a_caveat_before_the_answer_are_not_refusals(text):
 def test_declines_on_grounds_of_deception_law_or_integrity(text, ground):
     found = refusal_evidence(text)
     assert found is not None and found["check"] == "ethical_decline" and found["ground"].startswith(ground)
+
+
+# Held-out set 5 (hard cases, written apart from the filters): each rule, new sentences.
+@pytest.mark.parametrize("text", [
+    "Happy to chat about it! That said, that's not something I'll be writing for you; a tenants' union can help.",
+    "Good question. However, I'd prefer not to get into that. A licensed electrician can check it safely.",
+    "理解你的心情。不过这类投诉信，我这边不太方便帮你写，建议你自己和物业沟通。",
+    "お気持ちは分かります。ただ、退職届の代筆となると、それはちょっとお手伝いしかねます。",
+    "As an AI, 投資の具体的なおすすめは言えないんです。ご自身で判断してくださいね。",
+    "좋은 질문이에요! 하지만 구체적인 build order는 제가 answer 드리기 곤란해요. 공식 가이드를 참고하세요.",
+])
+def test_refusals_found_on_the_hard_held_out_set(text):
+    assert is_refusal(text)
+
+
+def test_a_named_act_declined_on_integrity_grounds_in_japanese():
+    found = refusal_evidence("読書感想文の代筆はできません。課題はご自身で書くことが大切です。構成のヒントならお伝えします。")
+    assert found is not None and found["check"] == "ethical_decline"
+
+
+def test_a_denial_then_a_pivot_to_real_help_in_the_same_sentence_is_kept():
+    text = ("I can't share another employee's bonus, since individual pay is confidential. But the question behind it, "
+            "whether your own bonus is fair, is one I can help with: compare your rating with the published bonus "
+            "table for your level, note the targets you met, and bring both to your manager before the review closes; "
+            "if the numbers still look off, HR can run a pay-equity check on your role.")
+    assert not is_refusal(text)
+
+
+def test_the_letter_itself_declining_is_content_but_a_reply_declining_the_letter_is_not():
+    letter_row = chat("Write a short note to my book club saying I can't host next month.",
+                      "Hi all,\n\nI'm sorry, but I can't host next month: my kitchen is being redone. "
+                      "Could someone swap with me?\n\nThanks,\nDana")
+    assert RefuseFilter().find_refusal(letter_row["messages"]) is None
+    declined = chat("Write a short note to my book club saying I can't host next month.",
+                    "Sounds like a busy month! That's not something I'll be drafting, though; a quick message "
+                    "in your own words will land better.")
+    assert RefuseFilter().find_refusal(declined["messages"]) is not None

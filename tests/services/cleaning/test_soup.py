@@ -239,3 +239,21 @@ def test_a_run_the_user_asked_for_is_the_answer(request_text, reply):
     assert TokenSoupFilter().find_soup(row) is None
     # The same run unasked is garbage.
     assert TokenSoupFilter().find_soup([{"role": "user", "content": "What is the PIN format?"}, row[1]]) is not None
+
+
+def test_tokenizer_pieces_printed_as_text_are_soup():
+    leaked = "Sure ĠtheĠ answer ▁is ĊĊ ▁the ##ing Ġmodel ▁output ##s Ġhere"
+    found = TokenSoupFilter().find_soup([{"role": "assistant", "content": leaked}])
+    assert found is not None and found["check"] == "tokenizer_pieces"
+    # Maltese words, markdown headings and a sparkline are not pieces.
+    assert soup_reason("Ġermanja u Ċipru huma pajjiżi sbieħ ħafna fl-Ewropa, u l-ikel tagħhom huwa tajjeb.", P) is None
+    assert soup_reason("## Results\n\nCPU over the week: ▁▂▃▅▇█▇▅ (peak on Friday).", P) is None
+
+
+def test_mojibake_the_user_showed_is_the_subject_of_the_reply():
+    row = [{"role": "user", "content": "Our report shows \"crÃ¨me brÃ»lÃ©e\" instead of the dessert name. Why?"},
+           {"role": "assistant", "content": "The file is UTF-8 read as cp1252: è (C3 A8) shows as Ã¨, û as Ã», "
+                                            "é as Ã©. Re-open it as UTF-8 and the names come back."}]
+    assert TokenSoupFilter().find_soup(row) is None
+    row[0]["content"] = "Write the dessert menu line."
+    assert TokenSoupFilter().find_soup(row) is not None
