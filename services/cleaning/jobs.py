@@ -36,6 +36,7 @@ from services.cleaning.schemas import (
     StepStatsRead,
 )
 from services.cleaning.sql_signature_store import SqlSignatureStore
+from shared.db.locking import locked_row
 from shared.db.models import CleanedRowRow, CleaningJobRow, DatasetRowRow
 from shared.db.upsert import insert_ignore
 from shared.errors import NotFound
@@ -74,11 +75,12 @@ async def create_job(session: AsyncSession, dispatcher: Dispatcher, body: CleanJ
 
 async def get_job(session: AsyncSession, job_id: uuid.UUID, *, lock: bool = False) -> CleaningJobRow:
     """The job (optionally locked for a counter update), or a 404."""
-    stmt = select(CleaningJobRow).where(CleaningJobRow.id == job_id).execution_options(populate_existing=True)
     if lock:
         # NO KEY UPDATE: does not wait on the key-share locks that cleaned_row inserts take on the job.
-        stmt = stmt.with_for_update(key_share=True)
-    job = (await session.execute(stmt)).scalar_one_or_none()
+        job = await locked_row(session, CleaningJobRow, job_id, key_share=True)
+    else:
+        stmt = select(CleaningJobRow).where(CleaningJobRow.id == job_id).execution_options(populate_existing=True)
+        job = (await session.execute(stmt)).scalar_one_or_none()
     if job is None:
         raise NotFound(f"no cleaning job with id {job_id}")
     return job

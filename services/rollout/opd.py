@@ -47,6 +47,7 @@ from services.rollout.opd_schemas import (
 from services.rollout.processors import ProcessorSpec
 from services.rollout.remote import open_service_link
 from services.rollout.schemas import PolicySpec, RolloutJobCreate, RolloutTask
+from shared.db.locking import locked_row
 from shared.db.models import OpdJobRow, TrajectoryGroupRow, TrajectoryRow
 from shared.errors import NotFound, ServiceUnavailable, TrajforgeError, UpstreamError, ValidationFailed
 from shared.queue import Dispatcher, enqueue_after_commit
@@ -202,8 +203,11 @@ async def create_opd_job(session: AsyncSession, dispatcher: Dispatcher, body: Op
 
 
 async def _get(session: AsyncSession, job_id: uuid.UUID, *, lock: bool = False) -> OpdJobRow:
-    stmt = select(OpdJobRow).where(OpdJobRow.id == job_id).execution_options(populate_existing=True)
-    row = (await session.execute(stmt.with_for_update() if lock else stmt)).scalar_one_or_none()
+    if lock:
+        row = await locked_row(session, OpdJobRow, job_id)
+    else:
+        stmt = select(OpdJobRow).where(OpdJobRow.id == job_id).execution_options(populate_existing=True)
+        row = (await session.execute(stmt)).scalar_one_or_none()
     if row is None:
         raise NotFound(f"no OPD job with id {job_id}", param="id")
     return row

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from shared.db.locking import locked_row
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow, TrajectoryRow
 from shared.db.upsert import insert_ignore
 from shared.errors import NotFound
@@ -83,15 +84,7 @@ async def get_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRow:
 
 async def lock_job(session: AsyncSession, job_id: uuid.UUID) -> RolloutJobRow:
     """The job row locked for update (counters change under this lock)."""
-    if session.get_bind().dialect.name == "sqlite":
-        # SQLite has no row locks and starts a transaction only at its first write, so a read here
-        # would see counts another shard is about to replace. A no-op write first takes the database's
-        # write lock (others wait, up to the busy timeout) and the read below sees the latest commit.
-        await session.execute(update(RolloutJobRow).where(RolloutJobRow.id == job_id)
-                              .values(status=RolloutJobRow.status)
-                              .execution_options(synchronize_session=False))
-    stmt = select(RolloutJobRow).where(RolloutJobRow.id == job_id).with_for_update()
-    job = (await session.execute(stmt.execution_options(populate_existing=True))).scalar_one_or_none()
+    job = await locked_row(session, RolloutJobRow, job_id)
     if job is None:
         raise NotFound(f"no rollout job with id {job_id}", param="id")
     return job
