@@ -18,7 +18,7 @@ from pydantic import AliasChoices, Field
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.markers import count_cascade_starts, count_hesitations, marker_upper_bounds
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_fiction, asks_for_repetition, closed_question
+from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_fiction, asks_for_repetition, closed_question
 from services.cleaning.text import (
     cjk_ratio,
     is_agent_row,
@@ -85,7 +85,6 @@ _ITEM_SEPARATORS = (",", "，", "、", ";", "；")
 _MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
 _ITEM_STRIP = " \t.。!！?？:：-*•"
 _REPETITION_CHECKS = ("repetition", "repeated_item", "repeated_sentence")
-_REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
@@ -510,7 +509,7 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                 # Only a turn that hesitates asks whether fiction was requested (most never do), or
                 # is itself a script: characters hesitating are not the assistant (though a closed
                 # question, "What is 2 + 2?", is never answered by a script).
-                request = message_text(user)[:_REQUEST_CHARS] if found is not None else ""
+                request = message_text(user)[:REQUEST_HEAD_CHARS] if found is not None else ""
                 if found is not None and found["check"] in ("hesitation", "cascade") and (
                         asks_for_fiction(request) or (
                             not closed_question(request)

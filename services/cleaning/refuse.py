@@ -24,7 +24,7 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_composition, asks_for_words_to_someone, letter_start
+from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_composition, asks_for_words_to_someone, letter_start
 from services.cleaning.text import THINK_BLOCK_RE, cjk_count, is_agent_row, message_text
 
 __all__ = ["RefuseFilter", "RefuseParams", "is_refusal", "refusal_evidence"]
@@ -219,7 +219,6 @@ _GROUNDS = re.compile("(?=[" + _ETHICS_FIRST + _SUBMITTED_WORK_FIRST + "])(?:" +
 _AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델",
              "인공")
 _ETHICS_REACH = 250
-_REQUEST_CHARS = 2000  # the head of a request says what it asks for
 _DECLINE_HEAD = 200
 
 _PIVOT = re.compile(
@@ -555,7 +554,7 @@ class RefuseFilter(ParamStep[RefuseParams]):
             for part, text in parts:
                 found = self._evidence(text, messages, is_agent)
                 # Only a reply that refuses asks whether a letter was requested (most never do).
-                if found is not None and _asks_for_words(message_text(user)[:_REQUEST_CHARS]):
+                if found is not None and _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = self._evidence(text, messages, is_agent, composition=True)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = [
-    "asks_for_brevity",
-    "asks_for_composition",
-    "asks_for_fiction",
-    "asks_for_repetition",
-    "asks_for_words_to_someone",
-    "closed_question",
-    "expects_short_answer",
-    "letter_start",
-    "yes_no_question",
-]
+__all__ = ["REQUEST_HEAD_CHARS", "asks_for_brevity", "asks_for_composition", "asks_for_fiction",
+           "asks_for_repetition", "asks_for_words_to_someone", "closed_question", "expects_short_answer",
+           "letter_start", "yes_no_question"]
+
+#: The head of a request that says what it asks for (the cues are read there only).
+REQUEST_HEAD_CHARS = 2000
 
 _I = re.I
 

@@ -18,10 +18,8 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_repetition
+from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_repetition
 from services.cleaning.text import cjk_count, message_text
-
-_REQUEST_CHARS = 2000  # the head of a request says what it asks for
 
 __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
            "soup_check", "soup_reason"]
@@ -632,7 +630,7 @@ class TokenSoupFilter(ParamStep[SoupParams]):
                 # A run the user asked for ("type A fifty times", "repeat 哈 20 times") is the answer;
                 # asked only of a text with such a run (most never have one).
                 if found is not None and found["check"] == "char_run" and \
-                        asks_for_repetition(message_text(user)[:_REQUEST_CHARS]):
+                        asks_for_repetition(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = soup_check(text, self.params, runs=False)
                 # Mojibake the user showed ("names show up like JosÃ©") is the subject of the reply.
                 if found is not None and found["check"] == "mojibake" and mojibake(message_text(user)) is not None:
