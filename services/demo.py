@@ -24,11 +24,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from services.demo_clean import DEMO_FILES, CleanSummary, clean_sample, pick_tasks
 from services.demo_report import clean_tables, console_url, group_stats, groups_table, reward_spread
-from services.rollout.cli import write_exports
-from services.rollout.progress import follow_job, job_summary_table
 from shared.client import Client
 from shared.data import data_dir
 from shared.errors import TrajforgeError
+from shared.rollout_progress import follow_job, job_summary_table, write_exports
 from shared.settings import Settings, get_settings
 
 __all__ = ["demo", "job_body", "register"]

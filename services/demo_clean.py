@@ -6,10 +6,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.rollout.spec_file import task_from_row
 from shared.client import Client
 from shared.data import load_rows
 from shared.jsonl import dumps_line
+from shared.rollout_spec_file import task_from_row
 
 __all__ = ["CALL_EXAMPLE", "DEMO_FILES", "CleanSummary", "clean_sample", "pick_tasks", "with_call_example"]
 

@@ -1,9 +1,14 @@
-"""Follow a rollout job from the terminal: a live progress bar from its SSE events, then summary tables."""
+"""Follow a rollout job from the terminal: a live progress bar from its SSE events, summary tables, exports.
+
+The client side of a rollout job (``trajforge rollout``, the demo): it reaches the job through
+``shared.client.Client`` only.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +25,8 @@ from rich.table import Table
 
 from shared.client import Client
 
-__all__ = ["FINAL_STATUSES", "JobOutcome", "follow_job", "group_rewards_table", "job_summary_table", "stop_reasons"]
+__all__ = ["FINAL_STATUSES", "JobOutcome", "follow_job", "group_rewards_table", "job_summary_table", "stop_reasons",
+           "write_exports"]
 
 FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 _STOP_PREFIX = "stop_reason:"
@@ -109,3 +115,14 @@ def group_rewards_table(group_rewards: dict[str, list[float | None]]) -> Table:
         table.add_row(task_id[:40], str(len(rewards)), str(len(scored)), _fmt(mean),
                       _fmt(min(scored) if scored else None), _fmt(max(scored) if scored else None))
     return table
+
+
+def write_exports(client: Client, job_id: str, *, parquet: Path | None, jsonl: Path | None) -> list[Path]:
+    """Download the job's exports to the given paths; returns the paths written."""
+    written = []
+    for fmt, path in (("parquet", parquet), ("jsonl", jsonl)):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(client.export_rollout(job_id, format=fmt))
+            written.append(path)
+    return written

@@ -9,12 +9,8 @@ from __future__ import annotations
 import typer
 
 from services import demo
-from services.cleaning import cli as cleaning_cli
+from services.app import command_modules
 from services.cli import db, keys, run
-from services.inference.train import cli as train_cli
-from services.reward import cli as reward_cli
-from services.rollout import cli as rollout_cli
-from services.tools import cli as tools_cli
 
 __all__ = ["app", "main"]
 
@@ -23,7 +19,7 @@ app = typer.Typer(name="trajforge", help="trajforge: the data plane for agentic 
 app.add_typer(db.app, name="db")
 app.add_typer(keys.app, name="keys")
 run.register(app)
-for _module in (cleaning_cli, reward_cli, rollout_cli, tools_cli, train_cli, demo):
+for _module in (*command_modules(), demo):  # each service's own commands, then the main job
     _module.register(app)
 
 

@@ -15,13 +15,13 @@ import httpx
 import typer
 from rich.console import Console
 
-from services.rollout.progress import follow_job, group_rewards_table, job_summary_table
-from services.rollout.spec_file import RolloutSpecError, load_spec_file
 from shared.client import Client
 from shared.errors import ClientError, TrajforgeError
+from shared.rollout_progress import follow_job, group_rewards_table, job_summary_table, write_exports
+from shared.rollout_spec_file import RolloutSpecError, load_spec_file
 from shared.settings import get_settings
 
-__all__ = ["register", "rollout", "write_exports"]
+__all__ = ["register", "rollout"]
 
 
 @contextmanager
@@ -35,17 +35,6 @@ def _client(url: str | None, api_key: str | None) -> Iterator[Client]:
     with embedded_server(get_settings()) as server, Client(server.url, api_key=server.api_key,
                                                            timeout=120.0) as client:
         yield client
-
-
-def write_exports(client: Client, job_id: str, *, parquet: Path | None, jsonl: Path | None) -> list[Path]:
-    """Download the job's exports to the given paths; returns the paths written."""
-    written = []
-    for fmt, path in (("parquet", parquet), ("jsonl", jsonl)):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(client.export_rollout(job_id, format=fmt))
-            written.append(path)
-    return written
 
 
 def _submit(client: Client, body: dict[str, Any], err: Console) -> dict[str, Any]:

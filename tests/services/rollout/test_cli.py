@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from services.rollout import cli as rollout_cli
 from services.rollout.export import ExportItem, write_parquet
-from services.rollout.spec_file import RolloutSpecError, load_spec_file, task_from_row
+from shared.rollout_spec_file import RolloutSpecError, load_spec_file, task_from_row
 from shared.schema import Trajectory
 from tests.conftest import REPO_ROOT, LoopbackServer, shared_data_dir
 
