@@ -233,6 +233,9 @@ _PIVOT = re.compile(
     re.I,
 )
 
+# The pivot cues that are a self-reference ("I'll", "I will"): inside a refusal's own span they are its subject.
+_SELF_CUE = re.compile(r"I(?:'?ll|\s+will)", re.I)
+
 # An offer of lesser help after a pivot ("let me know where you're stuck and I'll give you a
 # hint", 我可以帮你列提纲, ヒントならお伝えできます, 개요 작성은 도와드릴게요): the task is still declined.
 # Generic "I can / 드릴게요" is left out: it also announces the content that follows.
@@ -382,7 +385,7 @@ def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
     # again, as an AI I cannot really feel this"): for it a pivot anywhere counts.
     pivot = _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start())
     while pivot is not None and soft.re is not _AI_SELF and pivot.start() < soft.end() \
-            and pivot.group(0)[:1] in "iI" and not pivot.group(0).lower().startswith("instead"):
+            and _SELF_CUE.fullmatch(pivot.group(0)):
         # "I will" / "I'll" inside the refusal itself ("I will not help ...", "I'll have to pass",
         # "that's not something I'll be drafting") is its self-reference, not a turn to something else.
         pivot = _PIVOT.search(window, pivot.end())
