@@ -30,6 +30,8 @@ _BRIEF = re.compile(
     r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
     r"|不(?:用|要|需要|必)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
     r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い)|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|はい\s*か\s*いいえ|説明(?:なし|不要|は?いらない|抜き)"
+    r"|\b(?:in|as|using)\s+(?:digits|numerals|a\s+(?:plain\s+)?number)\b|用(?:阿拉伯)?数字(?:写|表示|回答)|写成(?:阿拉伯)?数字"
+    r"|数字で(?:書|表|答|示)|숫자로\s*(?:써|적어|표기|나타내|표현|답)"
     r"|(?:숫자|이름|단어|답|정답|결과)만|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
     _I,
 )
@@ -229,6 +231,20 @@ _FACT_QUESTION = re.compile(
     r"|몇|얼마|언제|어디|누구|누가",
     _I,
 )
+# A lookup of the one thing that is first by some measure: the tallest mountain in Japan, 世界上最长的河,
+# 日本で一番高い山, 가장 큰 바다. Its answer is a name, however the question is worded.
+_SUPERLATIVE = re.compile(
+    r"\b(?:what|which|who)(?:'s|\s+is|\s+was|\s+are|\s+were)\s+the\s+(?:largest|biggest|smallest|tallest|highest"
+    r"|lowest|longest|shortest|deepest|oldest|youngest|fastest|slowest|heaviest|lightest|hottest|coldest|busiest"
+    r"|closest|nearest|farthest|furthest|first|last)\s+(?:[\w-]+\s+){0,3}?(?:in|of|on|to|ever)\b"
+    r"|(?:最|第一)(?:大|小|高|低|长|短|深|老|早|快|重|轻|热|冷|远|近)的[^，。,？?\s]{1,8}"
+    r"(?:是(?:哪(?:里|儿|个|座|条|位|一[个座条位])?|谁)|叫什么(?:名字)?)[？?]?\s*$"
+    r"|(?:一番|最も|いちばん)(?:高|長|大き|小さ|深|古|広|多|速|重|寒|暑)い?[^、。？?\s]{0,8}(?:は|って)"
+    r"(?:何|なに|どこ|誰|だれ)?(?:ですか|でしょう|なの)?[？?]?\s*$"
+    r"|(?:가장|제일)\s*(?:높|길|긴|큰|크|작|깊|오래|넓|많|빠|무거|추|더)\S{0,3}\s+\S{1,6}?(?:은|는|이|가)\s*"
+    r"(?:(?:뭐|무엇|어디|누구)\S{0,4}\s*)?[?？]\s*$",
+    _I,
+)
 _FACT_QUESTION_MAX_CHARS = 80
 # A detail cue makes a long answer expected even when one of the cues above appears.
 _DETAIL = re.compile(
@@ -259,7 +275,7 @@ def expects_short_answer(request: str) -> bool:
     if _PICK.search(request) and _LISTED.search(request):
         return True
     if len(request) <= (_FACT_QUESTION_MAX_CHARS if request.isascii() else _FACT_QUESTION_MAX_CHARS // 2) \
-            and _FACT_QUESTION.search(request):
+            and (_FACT_QUESTION.search(request) or _SUPERLATIVE.search(request)):
         return True  # a question with a setup (a puzzle, a word problem) is longer and wants the reasoning
     return bool(_VALUE_OF.search(request))
 
@@ -269,7 +285,7 @@ def expects_short_answer(request: str) -> bool:
 _YES_NO = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|must)\b[^?\n]{3,120}\?\s*$"
     r"|^[^\n]{2,40}吗[？?]?\s*$|^[^\n]{2,40}(?:ですか|ますか|でしょうか)[？?]?\s*$"
-    r"|^[^\n]{2,40}(?:나요|까요|니까|인가요|습니까|어요|예요)[？?]\s*$",
+    r"|^[^\n]{2,40}(?:나요|까요|니까|인가요|습니까|어요|예요|[아어야니냐지나래돼해와워]|[았었였]어)[？?]\s*$",
     _I,
 )
 _OPEN_WORD = re.compile(
@@ -285,7 +301,15 @@ _POLITE_REQUEST = re.compile(
 )
 
 
+# A quoted word or sentence is mentioned, not asked: "이 문장 맞아? '어떻게 해야 돼요?'" asks whether the quote
+# is right, and the open word inside the quote is not the question's.
+_QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’"
+                     r"|「[^」\n]{1,80}」|『[^』\n]{1,80}』")
+
+
 def yes_no_question(user: str) -> bool:
-    """True for a short question answered by yes or no ("Is 91 prime?", "这是对的吗？", "맞나요?")."""
+    """True for a short question answered by yes or no ("Is 91 prime?", "这是对的吗？", "맞나요?", "맞아?")."""
     text = user.strip()
+    if _QUOTED.search(text):
+        text = _QUOTED.sub(" ", text).strip()
     return bool(_YES_NO.match(text)) and not _OPEN_WORD.search(text) and not _POLITE_REQUEST.search(text)

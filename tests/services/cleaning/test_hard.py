@@ -225,3 +225,43 @@ def test_a_short_reply_that_repeats_what_the_user_asked_to_be_repeated_is_not_sh
 ])
 def test_terse_answers_the_user_asked_for_are_not_shallow(request_text, reply):
     assert _reason(chat(request_text, reply)) is None
+
+
+@pytest.mark.parametrize("turns", [
+    ("Which is the longest river in South America?", "The Amazon."),
+    ("Who was the first woman to win a Nobel Prize?", "Marie Curie (physics, 1903)."),
+    ("世界上最深的湖是哪个？", "贝加尔湖。"),
+    ("日本で一番長い川は？", "信濃川です。"),
+    ("세계에서 가장 큰 사막은 어디야?", "남극이에요."),
+])
+def test_a_lookup_of_the_first_by_some_measure_takes_a_name(turns):
+    assert _reason(chat(*turns)) is None
+
+
+@pytest.mark.parametrize("question", [
+    "What's the biggest mistake first-time founders make?",  # no measure of a named place: an opinion
+    "我们团队最大的问题是什么？",
+])
+def test_an_open_superlative_question_still_wants_substance(question):
+    assert _reason(chat(question, "Hiring.")) == "shallow_reply"
+
+
+@pytest.mark.parametrize("turns", [
+    ("Write two to the power of forty in digits.", "1099511627776"),
+    ("把一百万写成阿拉伯数字。", "1000000"),
+    ("二の十乗を数字で書いて。", "1024"),
+    ("천이백삼십사를 숫자로 적어줘.", "1234"),
+])
+def test_a_number_asked_for_in_digits_is_the_whole_answer(turns):
+    assert _reason(chat(*turns)) is None
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("내일 회의 3시 맞아?", "네, 3시예요."),
+    ("이 표현 자연스러워? '잘 부탁드립니다'", "네, 자연스러워요."),
+    ("Is \"who's\" short for \"who is\"?", "Yes."),
+])
+def test_a_casual_or_quoting_yes_no_question_takes_yes_or_no(question, reply):
+    # A quoted sentence's own question words ('어떻게', "who") are mentioned, not asked.
+    assert _reason(chat(question, reply)) is None
+    assert _reason(chat("어떻게 하면 발음이 자연스러워져?", "네.")) == "shallow_reply"
