@@ -185,10 +185,14 @@ _SUBMITTED_WORK = (
 # Declining the task on ethical grounds (academic integrity, cheating, harm): a refusal even
 # when it offers lesser help instead ("I won't write it for you, but I can outline ...").
 _DECLINE = re.compile(
-    r"(?=[iw我すこのお수거가-힣\u4e00-\u9fff])(?:" + _SELF
+    r"(?=[iwhadcsf我すこのお수거가-힣\u4e00-\u9fff])(?:" + _SELF
     + r"(?:'m|\s+am|\s+will|\s+would)?\s*(?:not\s+going\s+to|can'?t" + _IDIOM + r"|cannot" + _IDIOM
     + r"|won'?t|will\s+not|(?:'d|\s*would)\s+rather\s+not"
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
+    # The help itself said to break the rules: "helping with your essay would violate academic integrity".
+    r"|(?:\b(?:helping|assisting)\s+(?:you\s+)?(?:with\s+)?|\b(?:doing|writing|completing|solving|finishing)\s+"
+    r"(?:this|that|it|your)\b)[^.!?\n]{0,60}?\bwould\s+(?:violate|breach|go\s+against|be\s+against|constitute"
+    r"|be\s+(?:considered\s+)?(?:cheating|plagiarism|dishonest|unethical)\b)"
     r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
     # A named act declined: 宿題の代行はできません, 代筆はいたしかねます.
     r"|[\u4e00-\u9fff]{2,4}は(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
@@ -197,13 +201,13 @@ _DECLINE = re.compile(
     _FLAGS,
 )
 # The first character of every _ETHICS alternative.
-_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법"
+_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학"
 _ETHICS = re.compile(
     "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
     r"|\bagainst\s+(?:the\s+)?(?:rules|law|honou?r\s+code)|\bhonou?r\s+code\b"
     r"|学术(?:诚信|不端|造假|道德)|作弊|抄袭|剽窃|代写|不道德|违法|违反(?:法律|规定|学术|诚信)"
-    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|부정\s*행위|표절|윤리|불법"
+    r"|不正行為|不正|盗用|剽窃|カンニング|倫理|違法|誠実|부정\s*행위|표절|윤리|불법|학문적\s*(?:정직|진실|성실)"
     # Deceiving others (fake reviews, posing as a customer) and the law against it.
     r"|\bdecept\w*|\bmislead\w*|\bfraud\w*|\bfake\s+(?:reviews?|testimonials?|ratings?)"
     r"|欺骗|虚假|误导|刷单|刷好评|违规|法律|法规|偽|なりすまし|虚偽|規制|法律|法令|ステマ|ステルスマーケティング|詐欺"
@@ -266,7 +270,7 @@ _ABOUT_REQUEST = re.compile(
     r"|(?:メール|手紙|文面|文章|メッセージ)(?:と\s*なると|となれば|については|に関しては)"
     r"|그건|그것은"
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
-    r"|(?:メール|手紙|文面|文章|メッセージ)の?(?:作成|執筆)"
+    r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き)"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
     r"|(?:문자|메일|편지|메시지)\S*\s*(?:작성|써)",
     re.I,
@@ -296,7 +300,10 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "rather not", "prefer not", "don't have", "do not have", "don't make", "do not make", "don't form",
                 "have no", "not allowed",
                 "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
-                "not appropriate", "outside", "beyond", "not something", "n't something", "pass on")
+                "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
+                "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
+                "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
+                "considered unethical")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退",

@@ -361,3 +361,36 @@ def test_the_letter_itself_declining_is_content_but_a_reply_declining_the_letter
                     "Sounds like a busy month! That's not something I'll be drafting, though; a quick message "
                     "in your own words will land better.")
     assert RefuseFilter().find_refusal(declined["messages"]) is not None
+
+
+@pytest.mark.parametrize("reply", [
+    "Sorry, but writing your lab report for you would violate your school's honor code. Start with the method section.",
+    "Unfortunately, solving this take-home exam would be considered cheating, so I'll leave it to you.",
+])
+def test_help_said_to_break_the_rules_is_an_ethical_decline(reply):
+    found = refusal_evidence(reply)
+    assert found is not None and found["check"] == "ethical_decline"
+
+
+@pytest.mark.parametrize("reply", [
+    "Storing card numbers in plain text would violate PCI DSS and is illegal in many places; hash them instead.",
+    "Doing this with a regex would go against the grain of the parser; use html.parser instead.",
+])
+def test_a_rule_the_user_s_plan_would_break_is_advice_not_a_decline(reply):
+    assert refusal_evidence(reply) is None
+
+
+def test_an_integrity_ground_in_japanese_or_korean_makes_a_decline():
+    assert refusal_evidence("申し訳ありませんが、卒論の代筆は学問上の誠実さに反するため、お断りします。") is not None
+    assert refusal_evidence("기말 리포트를 대신 써 드리는 것은 학문적 정직성에 어긋나서 거절하겠습니다.") is not None
+
+
+def test_a_japanese_refusal_that_names_the_requested_message_is_no_part_of_it():
+    rows = [chat("上司に送る欠席連絡のメールを書いてください。", "申し訳ありませんが、欠席連絡のメールを書くことはできません。"),
+            chat("取引先への謝罪文を作ってほしい。", "恐れ入りますが、謝罪文を作成することはできません。")]
+    kept, dropped = RefuseFilter()(rows[:1])
+    assert len(dropped) == 1
+    # The piece itself declining something is its content.
+    letter = chat("上司に送る欠席連絡のメールを書いてください。",
+                  "件名：本日の会議欠席のご連絡\n\n佐藤部長\n\n申し訳ありませんが、本日の会議には出席できません。")
+    assert RefuseFilter()([letter])[1] == []
