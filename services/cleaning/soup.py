@@ -66,7 +66,6 @@ _DIGIT = np.fromiter((unicodedata.category(chr(c)) == "Nd" for c in range(0x1000
 
 _SKIP = 255
 # One table per use: the script bucket of each BMP code point, or _SKIP where it does not count.
-_ALNUM_BUCKET = np.where(_ALNUM, _BUCKET, _SKIP).astype(np.uint8)
 _LETTER_BUCKET = np.where(_ALNUM & ~_DIGIT, _BUCKET, _SKIP).astype(np.uint8)
 
 
@@ -86,10 +85,14 @@ def _buckets(text: str, table: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def script_chaos(text: str, *, min_chars: int = 40) -> float:
-    """Share of adjacent letter/digit pairs whose scripts differ (0 below ``min_chars``)."""
+    """Share of adjacent letter pairs whose scripts differ (0 below ``min_chars`` letters).
+
+    Digits belong to no script: numbered lines of Hangul or kana ("1: 홀\n2: 짝", "問3: ○") and
+    measures inside CJK text (3,776m, 2024年) change no language.
+    """
     if text.isascii():
         return 0.0
-    buckets = _buckets(text, _ALNUM_BUCKET, _ALNUM)
+    buckets = _buckets(text, _LETTER_BUCKET, _ALNUM & ~_DIGIT)
     if len(buckets) < min_chars:
         return 0.0
     return float(np.count_nonzero(buckets[1:] != buckets[:-1])) / (len(buckets) - 1)
@@ -103,7 +106,7 @@ class SoupParams(StepParams):
     private_use_ratio: float = Field(0.03, description="Max share of private-use code points.")
     special_token_count: int = Field(20, ge=1, description="Leaked special tokens at or above this count.")
     script_chaos_threshold: float = Field(0.55, description="Max script-change share.")
-    script_chaos_min_chars: int = Field(40, ge=2, description="Chaos needs this many letters/digits.")
+    script_chaos_min_chars: int = Field(40, ge=2, description="Chaos needs this many letters (digits are no script).")
     max_chars: int = Field(0, ge=0, description="0 = whole text; else head and tail halves of this size.")
     expressive_run_length: int = Field(200, ge=20, description="Run length for laughter/!?! runs.")
     prose_run_length: int = Field(50, ge=20, description="Run length in prose that goes on after the run.")
@@ -571,19 +574,19 @@ def _gbk_mojibake(text: str) -> Evidence | None:
 
 
 # Bytes that are not ASCII letters or digits; deleting them leaves only those (a C-speed count).
-_NON_ALNUM = bytes(b for b in range(256) if not chr(b).isalnum() or b > 127)
+_NON_ALPHA = bytes(b for b in range(256) if not chr(b).isalpha() or b > 127)
 
 
 def _chaos_exceeds(text: str, min_chars: int, threshold: float) -> bool:
     if text.isascii():
         return threshold < 0.0  # script_chaos of ASCII text is 0
     if len(text) - text.count(" ") < min_chars:
-        return threshold < 0.0  # exact: spaces are no letters or digits, so script_chaos stays 0
+        return threshold < 0.0  # exact: spaces are no letters, so script_chaos stays 0
     # Cheap bound: only characters above U+00FF can leave the Latin bucket, each one
-    # changes script at most twice, and ASCII letters and digits all count as letters.
+    # changes script at most twice, and ASCII letters all count.
     wide = len(text) - len(text.encode("latin-1", "ignore"))
-    ascii_alnum = len(text.encode("ascii", "ignore").translate(None, _NON_ALNUM))
-    if ascii_alnum >= max(min_chars, 2) and 2 * wide / (ascii_alnum - 1) <= threshold:
+    ascii_alpha = len(text.encode("ascii", "ignore").translate(None, _NON_ALPHA))
+    if ascii_alpha >= max(min_chars, 2) and 2 * wide / (ascii_alpha - 1) <= threshold:
         return False
     return script_chaos(text, min_chars=min_chars) > threshold
 

@@ -257,3 +257,17 @@ def test_mojibake_the_user_showed_is_the_subject_of_the_reply():
     assert TokenSoupFilter().find_soup(row) is None
     row[0]["content"] = "Write the dessert menu line."
     assert TokenSoupFilter().find_soup(row) is not None
+
+
+@pytest.mark.parametrize("text", [
+    "\n".join(f"{i}번: {'정답' if i % 3 else '오답'}" for i in range(1, 26)),      # numbered Hangul marks
+    "\n".join(f"第{i}題：{'正' if i % 2 else '誤'}" for i in range(1, 31)),         # numbered kanji marks
+    "気温の推移：1日12度、2日14度、3日11度、4日9度、5日13度、6日15度、7日16度、8日10度、9日8度、10日12度。",
+])
+def test_digits_between_letters_change_no_script(text):
+    assert soup_reason(text, P) is None
+
+
+def test_letters_hopping_scripts_between_digits_are_still_chaos():
+    assert soup_reason("".join(f"a{i}中{i}к{i}" for i in range(30)), P) == "script_chaos"
+    assert script_chaos("1a2中3a4中" * 10) == 1.0  # the digits skipped, every letter pair changes script
