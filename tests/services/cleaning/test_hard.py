@@ -265,3 +265,16 @@ def test_a_casual_or_quoting_yes_no_question_takes_yes_or_no(question, reply):
     # A quoted sentence's own question words ('어떻게', "who") are mentioned, not asked.
     assert _reason(chat(question, reply)) is None
     assert _reason(chat("어떻게 하면 발음이 자연스러워져?", "네.")) == "shallow_reply"
+
+
+@pytest.mark.parametrize(("question", "unbounded", "reply"), [
+    ("How do I boil an egg so the yolk stays soft? Keep it short.", "How do I boil an egg so the yolk stays soft?",
+     "Simmer 6 minutes, then cool it in ice water."),
+    ("溏心蛋要怎么煮才好吃？简单一点。", "溏心蛋要怎么煮才好吃？", "水开后放蛋，煮6分半。"),
+    ("半熟卵をうまく作るコツを手短に。", "半熟卵をうまく作るコツを教えてください。", "沸騰後6分半です。"),
+    ("반숙 계란 잘 삶는 법 간단하게 알려줘.", "반숙 계란 잘 삶는 법 알려줘.", "끓는 물에 7분이요."),
+])
+def test_a_short_answer_the_user_asked_to_keep_short_is_complete(question, unbounded, reply):
+    assert _reason(chat(question, reply)) is None
+    # The same question without the bound wants more than a line.
+    assert _reason(chat(unbounded, reply)) is not None
