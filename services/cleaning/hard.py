@@ -9,7 +9,7 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_repetition, expects_short_answer, yes_no_question
+from services.cleaning.requests import asks_for_code, asks_for_repetition, expects_short_answer, yes_no_question
 from services.cleaning.simple_query import is_greeting, is_simple_query
 from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
 
@@ -62,6 +62,20 @@ _REPEATED_UNIT_RE = re.compile(r"\s*(.{1,60}?)(?:[\s,.;!、，。；！]*\1){1,}
 # ("What's your favorite novel?" answered with five annotated picks): a real sample, not chit-chat.
 # A greeting stays trivial however long the reply (a self-introduction answers nothing asked).
 _SUBSTANTIVE_FLOORS = 5
+# Code in a reply: a fenced block, or inline code spans.
+_FENCED_RE = re.compile(r"```[^\n]*\n.*?```", re.S)
+_INLINE_CODE_RE = re.compile(r"`[^`\n]+`")
+
+
+def _mostly_code(text: str) -> bool:
+    """True when code (fenced blocks, inline spans) is most of ``text``: the reply is an artifact."""
+    if "`" not in text:
+        return False
+    code = sum(len(m) for m in _FENCED_RE.findall(text))
+    code += sum(len(m) for m in _INLINE_CODE_RE.findall(_FENCED_RE.sub("", text)))
+    return code * 2 >= len(text)
+
+
 # Yes/no words that fully answer a yes/no question.
 _YES_NO_REPLY_RE = re.compile(r"^\s*(?:yes|no|yep|nope|是|不是|对|不对|是的|はい|いいえ|네|아니요|아니오|예)\b", re.I)
 
@@ -219,7 +233,8 @@ class HardFilter(ParamStep[HardFilterParams]):
         def short_ok() -> bool:
             return bool(text) and (expects_short_answer(request)
                                    or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text)))
-                                   or (asks_for_repetition(asked) and bool(_REPEATED_UNIT_RE.fullmatch(text))))
+                                   or (asks_for_repetition(asked) and bool(_REPEATED_UNIT_RE.fullmatch(text)))
+                                   or (_mostly_code(text) and asks_for_code(asked)))
 
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 __all__ = ["REQUEST_HEAD_CHARS", "asks_for_brevity", "asks_for_composition", "asks_for_fiction",
-           "asks_for_repetition", "asks_for_words_to_someone", "closed_question", "expects_short_answer",
+           "asks_for_code", "asks_for_repetition", "asks_for_words_to_someone", "closed_question",
+           "expects_short_answer",
            "letter_start", "yes_no_question"]
 
 #: The head of a request that says what it asks for (the cues are read there only).
@@ -95,6 +96,30 @@ _REPEAT = re.compile(
 def asks_for_repetition(user: str) -> bool:
     """True when the user asks for something to be repeated (a line N times, a chant, a drill)."""
     return bool(_REPEAT.search(user))
+
+
+# An artifact asked for: code, a query, a regex, a command, a formula, ASCII art. The artifact is the
+# answer, and a correct one can be a single line ("SELECT ...", "s[::-1]", "---->").
+_ARTIFACT = (r"(?:function|method|class|script|snippet|code|program|query|regex\w*|regular\s+expression|command"
+             r"|one-?liner|formula|expression|pattern|ascii|diagram|shell|bash|sql|css|html|json|yaml|config"
+             r"|dockerfile|makefile|alias|cron\w*|lambda|decorator|type\s+hint|signature)")
+_CODE_REQUEST = re.compile(
+    r"\b(?:write|give|show|make|create|generate|need|want|draw|print|provide|craft|code|implement|convert)\b"
+    r"[^.?!\n]{0,50}?\b" + _ARTIFACT + r"s?\b"
+    r"|\bascii[-\s]?art\b|\bhow\s+do\s+I\b[^.?!\n]{0,60}?\bin\s+(?:python|bash|sql|javascript|js|typescript|go|rust"
+    r"|java|c\+\+|c#|ruby|php|excel|regex|css|html|shell|powershell)\b"
+    r"|(?:写|给|来|生成|编写|实现|画)[^。？！\n]{0,15}?(?:函数|代码|脚本|正则|查询|SQL|命令|公式|字符画|程序)"
+    r"|(?:関数|コード|スクリプト|正規表現|クエリ|SQL|コマンド|数式|アスキーアート|プログラム)[^。？！\n]{0,10}?"
+    r"(?:書い|作っ|作成|教え|ください|生成)"
+    r"|(?:함수|코드|스크립트|정규식|정규\s*표현식|쿼리|SQL|명령어|수식|아스키\s*아트|프로그램)\S*\s*"
+    r"(?:짜|작성|만들|써|알려|줘)",
+    _I,
+)
+
+
+def asks_for_code(user: str) -> bool:
+    """True when the user asks for an artifact written as code: a function, query, regex, command, ASCII art."""
+    return bool(_CODE_REQUEST.search(user))
 
 
 def asks_for_brevity(user: str) -> bool:

@@ -278,3 +278,23 @@ def test_a_short_answer_the_user_asked_to_keep_short_is_complete(question, unbou
     assert _reason(chat(question, reply)) is None
     # The same question without the bound wants more than a line.
     assert _reason(chat(unbounded, reply)) is not None
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Write a bash one-liner that counts the lines of every .py file.", "```bash\nfind . -name '*.py' | xargs wc -l\n```"),
+    ("Give me a regex for a 24-hour time like 23:59.", "`^([01]\\d|2[0-3]):[0-5]\\d$`"),
+    ("Draw an ASCII-art cat.", "```\n /\\_/\\\n( o.o )\n```"),
+    ("写一个SQL查询，统计每个部门的人数。", "```sql\nSELECT dept, COUNT(*) FROM emp GROUP BY dept;\n```"),
+    ("日付を検証する正規表現を書いてください。", "`^\\d{4}-\\d{2}-\\d{2}$`"),
+    ("파이썬으로 리스트 뒤집는 코드 짜줘.", "```python\nxs[::-1]\n```"),
+])
+def test_a_code_artifact_asked_for_is_complete_however_short(question, reply):
+    assert _reason(chat(question, reply)) is None
+
+
+def test_code_that_dodges_a_request_for_an_explanation_stays_shallow():
+    assert _reason(chat("Compare the trade-offs of B-trees and LSM trees for write-heavy loads.",
+                        "```\nLSM\n```")) == "shallow_reply"
+    # Prose around a snippet is judged as prose: the snippet is not most of it.
+    assert _reason(chat("Write a Python function that adds two numbers.", "Use `+`, it is simple enough.")) \
+        == "shallow_reply"
