@@ -118,6 +118,26 @@ def _narration(text: str) -> str:
     return text
 
 
+# The assistant talking about the piece it is supposed to write ("let me start over", "the opening is
+# too plain", 我先想想该怎么开头, 書き出しを変えます, 처음부터 다시 쓸게요): hesitations around such talk are
+# its own dithering, not a character's, even inside requested fiction.
+_WRITING_TALK_RE = re.compile(
+    r"\b(?:let\s+me\s+(?:think|start|begin|redo|rewrite|try)|I'?ll\s+(?:start|write|redo|rewrite|try)"
+    r"|(?:maybe|should)\s+I\s+(?:start|write|begin|make\s+it)|start\s+over|that'?s\s+too\s+(?:simple|plain|generic|long|short)"
+    r"|(?:the|this)\s+(?:opening|rhyme|first\s+line|beginning|ending|draft)\b)"
+    r"|我(?:来|先|再|重新)(?:写|想想|想一下|换|构思|试)|开头|这个(?:版本|写法)|写成|太普通"
+    r"|書き出し|冒頭|書き直|もう一度書|どう(?:書こう|始め)"
+    r"|(?:써|작성해)\s*볼게|다시\s*(?:할게|쓸게|해\s*볼게|써)|처음부터\s*다시|어떻게\s*시작|(?:이게|이건)\s*아니",
+    re.I,
+)
+_WRITING_TALK_MIN = 2
+
+
+def talks_about_its_writing(text: str) -> bool:
+    """True when the assistant's own voice (quotes removed) talks about writing the piece at least twice."""
+    return len(_WRITING_TALK_RE.findall(_narration(text))) >= _WRITING_TALK_MIN
+
+
 def find_cycle(keys: Sequence[Hashable], min_repeats: int, max_period: int) -> tuple[int, int, int, int] | None:
     """The first run of ``keys`` that repeats a block of up to ``max_period`` keys ``min_repeats``
     times in a row: ``(period, start, end, repeats)`` over the whole run (``end`` exclusive), or None.
@@ -510,10 +530,10 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                 # is itself a script: characters hesitating are not the assistant (though a closed
                 # question, "What is 2 + 2?", is never answered by a script).
                 request = message_text(user)[:REQUEST_HEAD_CHARS] if found is not None else ""
+                own = text if text is not None else message_text(m.get("content")) if found is not None else ""
                 if found is not None and found["check"] in ("hesitation", "cascade") and (
-                        asks_for_fiction(request) or (
-                            not closed_question(request)
-                            and is_script(text if text is not None else message_text(m.get("content"))))):
+                        asks_for_fiction(request) or (not closed_question(request) and is_script(own))) \
+                        and not talks_about_its_writing(own):
                     found = self.stuck_evidence(m, fiction=True, text=text)
                 # Repetition the user asked for ("write it ten times") is the answer, not a loop.
                 if found is not None and found["check"] in _REPETITION_CHECKS and asks_for_repetition(request):

@@ -36,6 +36,9 @@ _ZH = (
 _JA = (
     r"ちょっと待って|待って待って|いや待って|えっと+|うーん+|あれ[、,]?(?:また|もう一度)"
     r"|もう一度考え直|やり直し|混乱してきた|わからなくなって"
+    # "No, wait", "no, that's wrong", a sum redone, "again from the top": the assistant correcting itself.
+    r"|いや[、,]?\s*(?:待って|違|やっぱり)|(?:計算|確認|検討|見)し直|もう一度(?:最初から|計算し|確認し)"
+    r"|あれ[、,]?\s*(?:でも|おかしい|違)"
 )
 # Standalone syllables only: not preceded or followed by another hangul syllable.
 _KO = (
@@ -52,7 +55,8 @@ _HES_CJK = re.compile(f"{_ZH}|{_JA}|{_KO}")
 _CAS_EN = re.compile(
     r"\b(?=[wahoni])(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake))\b"
 )
-_CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再")
+_CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再"
+                      r"|いや[、,]?\s*(?:待って|違|やっぱり)|(?:計算|確認|検討|見)し直")
 
 
 def count_hesitations(text: str, low: str | None = None) -> int:
@@ -77,10 +81,10 @@ _HES_TRIGGERS_EN = ("wait", "hm", "uh", "um", "actually", "let me", "start over"
 _HES_TRIGGERS_CJK = ("等等", "等一等", "不不", "嗯嗯", "呃", "不对", "错了", "让我", "我再", "我重新", "搞不清", "迷糊",
                      "乱了", "复杂", "变得乱", "越来越乱", "难以理清", "难理清",
                      "搞错", "弄错", "犯了错", "犯错", "出错",
-                     "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく",
+                     "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく", "いや", "し直",
                      "잠깐", "음", "어", "다시", "헷갈", "계속")
 _CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")
-_CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再")
+_CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再", "いや", "し直")
 
 
 def _any_of(triggers: tuple[str, ...]) -> re.Pattern[str]:

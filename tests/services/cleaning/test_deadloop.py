@@ -1,5 +1,7 @@
 import random
 
+import pytest
+
 from services.cleaning.deadloop import DeadLoopFilter, ngram_repetition, repetition_exceeds
 
 
@@ -300,3 +302,29 @@ def test_an_ordinal_or_once_is_no_request_for_repetition():
     row = [{"role": "user", "content": "第一次办签证要准备什么？"},
            {"role": "assistant", "content": "\n\n".join([paragraph] * 8)}]
     assert DeadLoopFilter().find_stuck(row) is not None
+
+
+def test_japanese_self_corrections_are_hesitations():
+    reply = ("答えは42です。いや、待ってください、計算し直します。6×7は…あれ、でも桁が違うかも。"
+             "いや、やっぱりもう一度最初から計算します。")
+    assert _row_dropped("6かける7はいくつ？", reply)
+    # One correction in a long, settled answer is no dithering.
+    assert not _row_dropped("6かける7はいくつ？", "42です。念のため検算すると、7を6回足して42になります。" * 3)
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Write a two-line poem about rain for a birthday card.",
+     "Hmm, wait. Let me think... Rain on the roof... no, wait, that's too plain. Let me start over. "
+     "Hmm, maybe I should start with the smell of rain? Wait, no. Let me try again... hmm."),
+    ("写一段关于月亮的小故事，一百字左右。",
+     "嗯……等一下，我先想想开头。呃，从小兔子写起？不对，这个开头太普通了……嗯，让我再想想……呃……"),
+    ("노을에 대한 짧은 동화 써 줘.", "음... 잠깐만요. 어떻게 시작하지... 아니, 다시 해 볼게요. 음... 잠깐, 처음부터 다시 쓸게요. 음..."),
+])
+def test_the_assistant_dithering_over_the_piece_it_should_write_is_stuck(request_text, reply):
+    assert _row_dropped(request_text, reply)
+
+
+def test_a_character_who_hesitates_in_the_piece_is_still_fiction():
+    story = ('"Um, wait," Mia whispered, "let me think. Hmm... the door was open, no, wait, it was locked." '
+             "Her brother sighed. \"Uh, you always say that.\" She paused, um, and counted the steps again.")
+    assert not _row_dropped("Write a short scene where a nervous girl tells her brother a secret.", story)
