@@ -103,6 +103,11 @@ _SOFT_CJK = (
     # The past tense (お手伝いできませんでした) reports, it does not decline.
     r"お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:することは)?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます"
     r"|しかねます)",
+    # The piece named as what cannot be written, with or without an apology: 文面を作成することはできません.
+    r"(?:文面|文章|メール|手紙|メッセージ|返信|レポート|作文|カバーレター|cover\s*letter)を?(?:作成|代筆|お書き|書く)"
+    r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)",
+    # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
+    r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
     r"[가-힣]\s*드릴\s*수(?:는|가|도)?\s*없|" + _KO_FOR_YOU_HARD,
 )
@@ -178,7 +183,7 @@ _SUBMITTED_WORK = (
     r"|\b(?:homework|assignment|coursework|exam|essay|paper)\s+for\s+you\b"
     r"|(?:替|代|帮)你(?:完成|写|做|答)[^。！？，,]{0,10}?(?:作业|论文|考题|考试|报告|试卷|习题)"
     r"|(?:作业|论文|考题|试卷|习题)[^。！？]{0,20}?(?:替|代)你|代写|代做|代考|以(?:你|个人|自己)的?名义"
-    r"|(?:宿題|課題)の?(?:答え|解答|代わり|代行)|代わりに(?:書|解|や)|(?:ご本人|あなた|自分)の?名義|代筆"
+    r"|(?:宿題|課題)の?(?:答え|解答|代わり|代行)|代わりに(?:書|解|や|作成|作)|(?:ご本人|あなた|自分)の?名義|代筆"
     r"|(?:숙제|과제|에세이|리포트|보고서)\S*\s*대신|제출할\s*(?:숙제|과제|에세이|리포트|보고서|논문|글)"
     r"|(?:내가|본인이)\s*쓴\s*것처럼"
 )
@@ -197,11 +202,12 @@ _DECLINE = re.compile(
     # A named act declined: 宿題の代行はできません, 代筆はいたしかねます.
     r"|[\u4e00-\u9fff]{2,4}は(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
-    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절|" + _KO_FOR_YOU_HARD + ")",
+    r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절|[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)|"
+    + _KO_FOR_YOU_HARD + ")",
     _FLAGS,
 )
 # The first character of every _ETHICS alternative.
-_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학"
+_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自"
 _ETHICS = re.compile(
     "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
@@ -211,7 +217,10 @@ _ETHICS = re.compile(
     # Deceiving others (fake reviews, posing as a customer) and the law against it.
     r"|\bdecept\w*|\bmislead\w*|\bfraud\w*|\bfake\s+(?:reviews?|testimonials?|ratings?)"
     r"|欺骗|虚假|误导|刷单|刷好评|违规|法律|法规|偽|なりすまし|虚偽|規制|法律|法令|ステマ|ステルスマーケティング|詐欺"
-    r"|허위|거짓|기만|사기|법률|위반)",
+    r"|허위|거짓|기만|사기|법률|위반"
+    # "Do it yourself" as the reason: the user's own work is the point.
+    r"|\bdo\s+your\s+own\s+(?:work|homework|assignment)|自己(?:完成|做|写|动手)|自分で(?:解|書|や|考え)"
+    r"|스스로\s*(?:풀|해|써|작성|공부|도전))",
     _FLAGS,
 )
 # What makes a decline ethical: an ethics word, or the user's graded work as its object.
@@ -272,7 +281,7 @@ _ABOUT_REQUEST = re.compile(
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
     r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き)"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
-    r"|(?:문자|메일|편지|메시지)\S*\s*(?:작성|써)",
+    r"|(?:문자|메일|편지|메시지|사과문|안내문|공지문?|초대장|답장|문구)\S*\s*(?:작성|써|쓰)|대신\s*(?:써|작성해?)\s*드리",
     re.I,
 )
 _ABOUT_REACH = 60
@@ -307,7 +316,7 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退",
-                 "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부")
+                 "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지")
 
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.

@@ -394,3 +394,33 @@ def test_a_japanese_refusal_that_names_the_requested_message_is_no_part_of_it():
     letter = chat("上司に送る欠席連絡のメールを書いてください。",
                   "件名：本日の会議欠席のご連絡\n\n佐藤部長\n\n申し訳ありませんが、本日の会議には出席できません。")
     assert RefuseFilter()([letter])[1] == []
+
+
+def test_a_japanese_refusal_naming_the_piece_needs_no_apology():
+    rows = [chat("先輩の送別会の挨拶メッセージを考えて。", "送別会のメッセージを作成することはできません。ご自身の言葉で伝えるのが一番です。")]
+    assert len(RefuseFilter()(rows)[1]) == 1
+    # A piece that itself says something cannot be done is content.
+    letter = chat("先輩の送別会の挨拶メッセージを考えて。", "山田先輩へ\n\n本当にお世話になりました。今日は直接お見送りできませんが、新天地でのご活躍を祈っています。")
+    assert RefuseFilter()([letter])[1] == []
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("거래처에 보낼 납품 지연 안내문 좀 써 줘.", "죄송하지만 안내문 작성은 도와드리기 어렵습니다. 담당 부서와 상의해 직접 작성하세요."),
+    ("동호회 회원들한테 보낼 회비 인상 공지 써줄래?", "공지는 회장님이 직접 쓰시는 게 좋아서, 제가 대신 써 드리기는 어려워요."),
+])
+def test_a_korean_refusal_to_write_the_asked_notice_is_a_refusal(user, reply):
+    assert len(RefuseFilter()([chat(user, reply)])[1]) == 1
+
+
+@pytest.mark.parametrize("reply", [
+    "이번 과제는 스스로 풀어야 의미가 있어요. 제가 대신 풀어 드리지는 않을게요.",
+    "この課題は自分で解くことに意味があるので、代わりに作成することはできません。",
+    "这份作业需要你自己完成，我不会替你写。",
+])
+def test_declining_the_user_s_own_work_for_do_it_yourself_reasons_is_an_ethical_decline(reply):
+    found = refusal_evidence(reply)
+    assert found is not None and found["check"] == "ethical_decline"
+
+
+def test_a_polite_korean_offer_to_do_it_for_you_is_not_a_decline():
+    assert refusal_evidence("원하시면 제가 대신 풀어 드릴게요. 먼저 첫 번째 문제부터 볼까요?") is None
