@@ -342,7 +342,7 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
-    if p.script_salad and (salad := script_salad(text)) is not None:
+    if p.script_salad and ((salad := script_salad(text)) is not None or (salad := loose_particles(text)) is not None):
         return salad
     return mojibake(text) if p.mojibake else None
 
@@ -403,6 +403,13 @@ _WORD_RE = re.compile(r"[^\W\d_]+")
 _SALAD_MIN_SCRIPTS = 3
 _SALAD_MIN_SWITCHES = 6
 _SALAD_LETTERS_PER_SWITCH = 8
+# ... or once per three words: Latin words are long, so a Latin-heavy salad ("TCP the connection
+# fiable 连接 packet order le données ...") switches often by words but not by letters.
+_SALAD_WORDS_PER_SWITCH = 3
+# In a long text a script counts toward the three with this many letters (and 2% of them): a stray
+# name does not.
+_SALAD_MIN_LETTERS = 5
+_LIST_SEP_RE = re.compile(r"[,，、]|\s(?:and|or|und|et|y|и|和|或)\s")
 
 
 # Presence of each script family (the "other" family may hold several): a C-speed screen.
@@ -422,7 +429,7 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
     """Evidence of multilingual word salad: sentences whose words hop between 3+ scripts.
 
     A sentence is salad when its letter runs span at least three scripts and switch script
-    at least six times, once per eight letters or more often; the text is salad when such
+    at least six times, once per eight letters or once per three words or more often; the text is salad when such
     sentences hold ``min_share`` of its letters. Script chaos (per character) misses this:
     each word is several letters of one script.
     """
@@ -435,23 +442,34 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
     if len(buckets) < 30:
         return None
     values, counts = np.unique(buckets, return_counts=True)
-    if int(np.count_nonzero(counts >= 0.05 * len(buckets))) < _SALAD_MIN_SCRIPTS:
+    # A script counts with 5% of the letters, or in a long text with 2% and at least _SALAD_MIN_LETTERS.
+    floor = min(0.05 * len(buckets), max(_SALAD_MIN_LETTERS, 0.02 * len(buckets)))
+    if int(np.count_nonzero(counts >= floor)) < _SALAD_MIN_SCRIPTS:
         return None  # the cheap test: most mixed text has two scripts
     salad_letters, switches, scripts, first = 0, 0, set(), ""
     for seg in _SEGMENT_RE.finditer(text):
         runs: list[tuple[int, int]] = []
-        for word in _WORD_RE.findall(seg.group(0)):
-            for ch in word:
-                s = _script_of(ch)
-                if runs and runs[-1][0] == s:
-                    runs[-1] = (s, runs[-1][1] + 1)
-                else:
-                    runs.append((s, 1))
+        # Switches between words of one list item: a list of languages ("English, 中文, 한국어 and
+        # Русский") switches at its separators, salad between plain words.
+        inner, words = 0, 0
+        for item in _LIST_SEP_RE.split(seg.group(0)):
+            item_runs = 0
+            for word in _WORD_RE.findall(item):
+                words += 1
+                for ch in word:
+                    s = _script_of(ch)
+                    if runs and runs[-1][0] == s:
+                        runs[-1] = (s, runs[-1][1] + 1)
+                    else:
+                        runs.append((s, 1))
+                        item_runs += 1
+            inner += max(0, item_runs - 1)
         seg_scripts = {s for s, _ in runs}
         seg_switches = len(runs) - 1
         letters = sum(n for _, n in runs)
-        if len(seg_scripts) >= _SALAD_MIN_SCRIPTS and seg_switches >= _SALAD_MIN_SWITCHES and \
-                seg_switches * _SALAD_LETTERS_PER_SWITCH >= letters:
+        if len(seg_scripts) >= _SALAD_MIN_SCRIPTS and seg_switches >= _SALAD_MIN_SWITCHES and (
+                seg_switches * _SALAD_LETTERS_PER_SWITCH >= letters
+                or inner * _SALAD_WORDS_PER_SWITCH >= words):
             salad_letters += letters
             switches += seg_switches
             scripts |= seg_scripts
@@ -460,6 +478,40 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
         return None
     return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts), "switches": switches,
             "salad_share": round(salad_letters / len(buckets), 3), "window": first}
+
+
+# Particles and endings that Korean and Chinese attach to the word before them (사과를, 我的): standing
+# alone between spaces, many of them, they are the remains of shuffled or scrambled words.
+# Korean: after a Hangul word only (after code or a number a spaced particle is a common habit);
+# 이, 가, 도 and 만 are left out, being words too (this, go, degrees, ten thousand).
+_KO_LOOSE = frozenset({"은", "는", "을", "를", "에", "에서", "으로", "의", "와", "과", "에게", "한테", "부터", "까지",
+                       "습니다", "입니다"})
+_ZH_LOOSE = frozenset({"的", "了", "吗", "呢", "吧", "着", "过"})
+_LOOSE_MIN = 4
+_LOOSE_SHARE = 0.08
+_TOKEN_STRIP = ".,!?;:。，！？；：、…\"'()（）「」"
+_HANGUL_END = re.compile(r"[\uac00-\ud7a3]$")
+
+
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def loose_particles(text: str) -> Evidence | None:
+    """Evidence that particles stand alone between spaces, as scrambled Korean or Chinese leaves them, or None."""
+    if text.isascii():
+        return None
+    spaced_zh = any(f" {p} " in text for p in _ZH_LOOSE)
+    if not spaced_zh and _HANGUL.search(text) is None:
+        return None  # the cheap screen: no Hangul, and no Chinese particle between spaces
+    tokens = [t.strip(_TOKEN_STRIP) for t in text.split()]
+    ko = sum(1 for prev, tok in zip(tokens, tokens[1:]) if tok in _KO_LOOSE and _HANGUL_END.search(prev))
+    zh = sum(1 for tok in tokens if tok in _ZH_LOOSE) if spaced_zh else 0
+    found = max(ko, zh)
+    if found < _LOOSE_MIN or found < _LOOSE_SHARE * len(tokens):
+        return None
+    loose = sorted({t for t in tokens if t in (_KO_LOOSE if ko >= zh else _ZH_LOOSE)})
+    return {"check": "loose_particles", "count": found, "tokens": len(tokens), "particles": loose,
+            "window": text.strip()[:120]}
 
 
 # UTF-8 read as cp1252 (or latin-1): each byte of a multi-byte character became one Latin-1 or

@@ -271,3 +271,36 @@ def test_digits_between_letters_change_no_script(text):
 def test_letters_hopping_scripts_between_digits_are_still_chaos():
     assert soup_reason("".join(f"a{i}中{i}к{i}" for i in range(30)), P) == "script_chaos"
     assert script_chaos("1a2中3a4中" * 10) == 1.0  # the digits skipped, every letter pair changes script
+
+
+def test_latin_heavy_salad_that_switches_every_few_words_is_salad():
+    salad = ("Python the variable mutable список when la fonction 变量 default argument ist jedes Mal "
+             "같은 object пока the list 修改 de nuevo wieder append 그리고 returns el mismo list again.")
+    found = soup_check(salad, P)
+    assert found is not None and found["check"] == "script_salad"
+
+
+@pytest.mark.parametrize("text", [
+    "Subtitles come in English, 中文, 日本語, 한국어, Русский, Español, Deutsch and Français.",
+    "Say thanks: English thank you, 中文 谢谢, 日本語 ありがとう, 한국어 감사합니다, Русский спасибо.",
+])
+def test_a_list_of_languages_switches_at_its_separators_and_is_no_salad(text):
+    assert soup_check(text, P) is None
+
+
+@pytest.mark.parametrize("text", [
+    "보관 냉장고 은 에서 가장 좋은 를 방법 밀폐 용기 을 으로 넣어 는 하루 입니다 안에 드세요 습니다 를",
+    "鸡蛋 的 冰箱 放 了 最好 吗 温度 的 保存 呢 一周 了 吃 完 的 放",
+])
+def test_particles_left_standing_alone_between_words_are_scrambled_text(text):
+    found = soup_check(text, P)
+    assert found is not None and found["check"] == "loose_particles"
+
+
+@pytest.mark.parametrize("text", [
+    "`useEffect` 는 렌더링 후에 실행되고, `deps` 가 바뀌면 cleanup 을 먼저 실행한 뒤 다시 실행됩니다.",  # after code
+    "이 방법은 간단합니다. 이 코드를 복사해서 붙여 넣으세요. 이 값은 30 도 이하로 유지하세요.",
+    "我的电脑坏了，你能帮我看看吗？屏幕一直是黑的。",
+])
+def test_spaced_particles_after_code_and_ordinary_text_are_not_scrambled(text):
+    assert soup_check(text, P) is None
