@@ -217,6 +217,8 @@ def _lang_ok(view: _View) -> bool:
         return True  # the only non-ASCII text was in code blocks
     # The first few thousand characters decide the script as well as the whole text does.
     user, asst = user[:4000], asst[:4000]
+    if not _cjk_family_ok(user, asst):
+        return False
     na, a = _script_share(asst)
     # The reply alone settles most rows (too short, or mixed scripts): then the request is not counted.
     if na < 50 or 0.02 <= a < 0.3:
@@ -225,6 +227,56 @@ def _lang_ok(view: _View) -> bool:
     if nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
         return _other_script_ok(user, asst)
     return bool(_TRANSLATE_RE.search(user))
+
+
+# Within CJK text the scripts tell the languages apart: Hangul is Korean, kana is Japanese, and
+# Chinese uses neither. A reply in the family's other language is a mismatch unless the request
+# names that language (or asks for a translation).
+_HANGUL_RE = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_KANA_RE = re.compile("[\u3040-\u30ff]")
+_HAN_RE = re.compile("[\u4e00-\u9fff]")
+_NAMES_LANGUAGE = {
+    "zh": re.compile(r"中文|汉语|漢語|华语|普通话|中国語|중국어|chinese|mandarin", re.I),
+    "ja": re.compile(r"日本語|日语|日文|일본어|japanese", re.I),
+    "ko": re.compile(r"한국어|한글|韩语|韩文|韓国語|korean", re.I),
+}
+
+
+# Simplified forms Japanese never writes (这, 们, 说, 个 ...): a reply of kanji alone may be a Japanese
+# list of names, but one that uses these is Chinese.
+_SIMPLIFIED_RE = re.compile("[这们么说个吗呢还时对为从让给开关没过]")
+_SIMPLIFIED_MIN = 3
+
+
+def _cjk_language(text: str, min_letters: int, *, strict: bool = False) -> str | None:
+    """zh, ja or ko for text with at least ``min_letters`` CJK letters, by its scripts; else None (a mixture).
+
+    ``strict``: Chinese also needs simplified forms Japanese never writes (for a reply, where a list of
+    kanji names answering a Japanese request is not Chinese).
+    """
+    hangul, kana, han = len(_HANGUL_RE.findall(text)), len(_KANA_RE.findall(text)), len(_HAN_RE.findall(text))
+    total = hangul + kana + han
+    if total < min_letters:
+        return None
+    if hangul >= 0.3 * total and kana < 0.05 * total:
+        return "ko"
+    if kana >= 0.1 * total and hangul < 0.05 * total:
+        return "ja"
+    if hangul < 0.02 * total and kana < 0.01 * total and (
+            not strict or len(_SIMPLIFIED_RE.findall(text)) >= _SIMPLIFIED_MIN):
+        return "zh"
+    return None
+
+
+def _cjk_family_ok(user: str, asst: str) -> bool:
+    """False when request and reply are in different CJK languages (a Chinese answer to a Korean question)
+    and the request names neither the reply's language nor a translation."""
+    if cjk_count(asst) < 50 or cjk_count(user) < 10:
+        return True  # the floors of the script check: too little CJK text on a side to tell
+    theirs, ours = _cjk_language(user, 10), _cjk_language(asst, 50, strict=True)
+    if theirs is None or ours is None or theirs == ours:
+        return True
+    return bool(_TRANSLATE_RE.search(user) or _NAMES_LANGUAGE[ours].search(user))
 
 
 def _other_script_ok(user: str, asst: str) -> bool:

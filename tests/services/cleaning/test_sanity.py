@@ -143,3 +143,29 @@ def test_lang_match_covers_scripts_beyond_latin_and_cjk():
     # Greek letters in a formula are no language.
     assert isinstance(_check(chat("What does the angle formula say?", "The angles satisfy α + β + γ = 180°, "
                                   "so with α = 50° and β = 60°, γ is 70° in every triangle.")["messages"]), list)
+
+
+_ZH_REPLY = ("可以这样做：先把冰箱温度调到四度左右，再把剩菜分成小份装进密封盒。这样冷得快，也不容易串味。"
+             "一般来说两三天内吃完比较安全，时间再长就建议冷冻保存了。")
+
+
+def test_a_chinese_reply_to_a_korean_or_japanese_request_is_a_language_mismatch():
+    assert _check(chat("남은 반찬 냉장고에 어떻게 보관하는 게 좋아요?", _ZH_REPLY)["messages"]) == "lang_match"
+    assert _check(chat("残ったおかずはどうやって保存すればいいですか？", _ZH_REPLY)["messages"]) == "lang_match"
+    # Asked for in that language, it is the answer.
+    assert isinstance(_check(chat("남은 반찬 보관법을 중국어로 알려줘.", _ZH_REPLY)["messages"]), list)
+
+
+def test_a_korean_reply_to_a_chinese_request_is_a_language_mismatch():
+    ko = "남은 반찬은 작은 밀폐 용기에 나눠 담아 냉장 보관하세요. 이삼 일 안에 드시는 게 좋고, 더 오래 두려면 냉동하세요. " * 2
+    assert _check(chat("剩菜放冰箱怎么保存比较好？", ko)["messages"]) == "lang_match"
+
+
+def test_kanji_names_answering_a_japanese_request_and_a_table_of_languages_are_no_mismatch():
+    names = "\n".join(f"{i}. {p}" for i, p in enumerate(
+        ["金閣寺", "清水寺", "伏見稲荷大社", "嵐山竹林", "二条城", "銀閣寺", "平安神宮", "東福寺", "南禅寺", "三十三間堂",
+         "錦市場", "祇園白川", "哲学之道", "北野天満宮", "龍安寺"], 1))
+    assert isinstance(_check(chat("京都のおすすめ観光地を15個挙げて", names)["messages"]), list)
+    table = ("| 语言 | 说法 |\n|---|---|\n| 日语 | ありがとうございます、どうもありがとう |\n"
+             "| 韩语 | 감사합니다、고맙습니다 |\n| 中文 | 谢谢、多谢 |\n这几种说法在正式场合都可以用，对朋友可以说得随意一点。")
+    assert isinstance(_check(chat("“谢谢”在几种亚洲语言里怎么说？", table)["messages"]), list)
