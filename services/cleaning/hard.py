@@ -9,7 +9,14 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import asks_for_code, asks_for_repetition, expects_short_answer, yes_no_question
+from services.cleaning.requests import (
+    REQUEST_HEAD_CHARS,
+    asks_for_code,
+    asks_for_detail,
+    asks_for_repetition,
+    expects_short_answer,
+    yes_no_question,
+)
 from services.cleaning.simple_query import is_greeting, is_simple_query
 from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
 
@@ -135,7 +142,7 @@ class HardFilter(ParamStep[HardFilterParams]):
         if reason == "trivial_single_turn":
             ev.update(window=user[:120], user_chars=len(user.strip()))
         elif reason == "shallow_reply":
-            ev.update(self._shallow_evidence(msgs) or {})
+            ev.update(self._shallow_evidence(msgs) or self._summary_evidence(msgs) or {})
         elif reason in ("round_too_long", "total_too_long", "too_many_rounds"):
             lengths = [len(message_text(m.get("content"))) for m in msgs]
             ev.update(longest=max(lengths, default=0), total=sum(lengths), limit=p.max_chars_per_round
@@ -187,6 +194,8 @@ class HardFilter(ParamStep[HardFilterParams]):
                     self._substantive(assts) and not is_greeting(users[0]["content"])):
                 return "trivial_single_turn"
         if shallow and assts and self._shallow_evidence(msgs):
+            return "shallow_reply"
+        if not shallow and assts and self._summary_evidence(msgs):
             return "shallow_reply"
         if assts and all(self._empty(a) for a in assts):
             return "all_empty_assistant"
@@ -245,6 +254,29 @@ class HardFilter(ParamStep[HardFilterParams]):
             if len(text) < floor and not short_ok():
                 return {**window, "check": "below_floor", "floor": floor}
         return None
+
+    def _summary_evidence(self, msgs: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """In a row with tools: why its closing reply is shallow, or None.
+
+        Short replies are normal there (a clarifying question, "Done, it is booked."), so only one
+        kind is judged: the reply that closes the row right after tool results, states no question,
+        and is under the floor, when the request asked for an explanation or an analysis of them.
+        """
+        if len(msgs) < 2 or msgs[-1].get("role") != "assistant" or msgs[-2].get("role") != "tool":
+            return None
+        last = msgs[-1]
+        if normalize_tool_calls(last.get("tool_calls")) or self._thinks(last) or has_media(last.get("content")):
+            return None
+        text = message_text(last.get("content")).strip()
+        if "?" in text or "？" in text:
+            return None
+        asked = next((message_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")
+        p = self.params
+        floor = p.min_assistant_chars_2turn_cjk if _dense(text) or _dense(asked) else p.min_assistant_chars_2turn
+        if len(text) >= floor or not asks_for_detail(asked[:REQUEST_HEAD_CHARS]):
+            return None
+        return {"check": "summary_below_floor", "window": text[:120], "reply_chars": len(text), "floor": floor,
+                "request": asked[:120]}
 
     def _empty(self, a: dict[str, Any]) -> bool:
         content = a.get("content")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["REQUEST_HEAD_CHARS", "asks_for_brevity", "asks_for_composition", "asks_for_fiction",
-           "asks_for_code", "asks_for_repetition", "asks_for_words_to_someone", "closed_question",
+           "asks_for_code", "asks_for_detail", "asks_for_repetition", "asks_for_words_to_someone", "closed_question",
            "expects_short_answer",
            "letter_start", "yes_no_question"]
 
@@ -281,6 +281,11 @@ _DETAIL = re.compile(
     r"|详细|解释|说明|比较|介绍|为什么|分析|詳しく|説明|解説|比較|なぜ|자세히|설명|비교|왜|분석",
     _I,
 )
+def asks_for_detail(user: str) -> bool:
+    """True when the user asks for an explanation, an analysis or a comparison (a long answer is expected)."""
+    return bool(_DETAIL.search(user))
+
+
 # Requests this long are tasks over a passage or data, not one-item transformations.
 _SHORT_TASK_MAX_CHARS = 300
 

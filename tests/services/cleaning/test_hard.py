@@ -298,3 +298,26 @@ def test_code_that_dodges_a_request_for_an_explanation_stays_shallow():
     # Prose around a snippet is judged as prose: the snippet is not most of it.
     assert _reason(chat("Write a Python function that adds two numbers.", "Use `+`, it is simple enough.")) \
         == "shallow_reply"
+
+
+def _tool_row(request_text, final):
+    return {"messages": [
+        {"role": "user", "content": request_text},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "query_sales", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"north": 120, "south": 95, "east": 101}'},
+        {"role": "assistant", "content": final}], "tools": [{"type": "function", "function": {"name": "query_sales"}}]}
+
+
+def test_a_one_line_close_to_an_analysis_asked_of_tool_results_is_shallow():
+    assert _reason(_tool_row("Analyze why sales in the south dropped compared with last month.",
+                             "Checked, the regions differ a bit.")) == "shallow_reply"
+    assert _reason(_tool_row("남부 매출이 왜 떨어졌는지 분석해 줘.", "확인했습니다.")) == "shallow_reply"
+
+
+@pytest.mark.parametrize(("request_text", "final"), [
+    ("Which region sold the most this month?", "The north, with 120 units."),   # a lookup, no analysis asked
+    ("Analyze why sales in the south dropped.", "Should I compare it with last quarter too?"),  # a question back
+])
+def test_short_closes_of_tool_rows_that_answer_or_ask_stay(request_text, final):
+    assert _reason(_tool_row(request_text, final)) is None
