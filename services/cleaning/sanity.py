@@ -19,6 +19,7 @@ from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import (
     cjk_count,
     cjk_latin_counts,
+    cjk_script_counts,
     has_payload,
     is_agent_row,
     is_blank,
@@ -232,9 +233,6 @@ def _lang_ok(view: _View) -> bool:
 # Within CJK text the scripts tell the languages apart: Hangul is Korean, kana is Japanese, and
 # Chinese uses neither. A reply in the family's other language is a mismatch unless the request
 # names that language (or asks for a translation).
-_HANGUL_RE = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_KANA_RE = re.compile("[\u3040-\u30ff]")
-_HAN_RE = re.compile("[\u4e00-\u9fff]")
 _NAMES_LANGUAGE = {
     "zh": re.compile(r"中文|汉语|漢語|华语|普通话|中国語|중국어|chinese|mandarin", re.I),
     "ja": re.compile(r"日本語|日语|日文|일본어|japanese", re.I),
@@ -248,16 +246,14 @@ _SIMPLIFIED_RE = re.compile("[这们么说个吗呢还时对为从让给开关�
 _SIMPLIFIED_MIN = 3
 
 
-def _cjk_language(text: str, min_letters: int, *, strict: bool = False) -> str | None:
-    """zh, ja or ko for text with at least ``min_letters`` CJK letters, by its scripts; else None (a mixture).
+def _cjk_language(text: str, counts: tuple[int, int, int], *, strict: bool = False) -> str | None:
+    """zh, ja or ko for ``text`` by its script counts (ideographs, kana, hangul); None for a mixture.
 
     ``strict``: Chinese also needs simplified forms Japanese never writes (for a reply, where a list of
     kanji names answering a Japanese request is not Chinese).
     """
-    hangul, kana, han = len(_HANGUL_RE.findall(text)), len(_KANA_RE.findall(text)), len(_HAN_RE.findall(text))
-    total = hangul + kana + han
-    if total < min_letters:
-        return None
+    han, kana, hangul = counts
+    total = han + kana + hangul
     if hangul >= 0.3 * total and kana < 0.05 * total:
         return "ko"
     if kana >= 0.1 * total and hangul < 0.05 * total:
@@ -271,9 +267,13 @@ def _cjk_language(text: str, min_letters: int, *, strict: bool = False) -> str |
 def _cjk_family_ok(user: str, asst: str) -> bool:
     """False when request and reply are in different CJK languages (a Chinese answer to a Korean question)
     and the request names neither the reply's language nor a translation."""
-    if cjk_count(asst) < 50 or cjk_count(user) < 10:
+    ours_counts = cjk_script_counts(asst)
+    if sum(ours_counts) < 50:
         return True  # the floors of the script check: too little CJK text on a side to tell
-    theirs, ours = _cjk_language(user, 10), _cjk_language(asst, 50, strict=True)
+    theirs_counts = cjk_script_counts(user)
+    if sum(theirs_counts) < 10:
+        return True
+    theirs, ours = _cjk_language(user, theirs_counts), _cjk_language(asst, ours_counts, strict=True)
     if theirs is None or ours is None or theirs == ours:
         return True
     return bool(_TRANSLATE_RE.search(user) or _NAMES_LANGUAGE[ours].search(user))

@@ -74,3 +74,11 @@ def test_split_think_keeps_pre_think_text_and_treats_unclosed_as_think():
     assert think == "a\nb" and "before" in resp and "after" in resp and "end" in resp
     think, resp = split_think("answer <think>truncated reasoning")
     assert think == "truncated reasoning" and resp == "answer"
+
+
+def test_cjk_script_counts_tell_ideographs_kana_and_hangul_apart():
+    from services.cleaning.text import cjk_script_counts
+
+    assert cjk_script_counts("東京へ行きます 서울 ok") == (3, 4, 2)
+    assert cjk_script_counts("plain ascii") == (0, 0, 0)
+    assert cjk_script_counts("𠮷野家") == (2, 0, 0)  # an astral ideograph is no BMP unit and is not counted
