@@ -18,7 +18,13 @@ from pydantic import AliasChoices, Field
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.markers import count_cascade_starts, count_hesitations, marker_upper_bounds
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_fiction, asks_for_repetition, closed_question
+from services.cleaning.requests import (
+    REQUEST_HEAD_CHARS,
+    asks_for_each_period,
+    asks_for_fiction,
+    asks_for_repetition,
+    closed_question,
+)
 from services.cleaning.text import (
     cjk_ratio,
     is_agent_row,
@@ -136,6 +142,33 @@ _WRITING_TALK_MIN = 2
 def talks_about_its_writing(text: str) -> bool:
     """True when the assistant's own voice (quotes removed) talks about writing the piece at least twice."""
     return len(_WRITING_TALK_RE.findall(_narration(text))) >= _WRITING_TALK_MIN
+
+
+# A section header: a bold or # heading line, or a short line closed by a colon.
+_HEADER_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,40}\*\*[:：]?|[^\n]{1,30}[:：])\s*$")
+_TEMPLATE_MIN_SECTIONS = 3
+
+
+def templated_sections(text: str) -> bool:
+    """True when the text is one body filled in under distinct headers (周一, 周二, ...; Day 1, Day 2, ...):
+    at least three sections with different headers and the same body, holding half the text or more."""
+    headers: list[str] = []
+    bodies: list[list[str]] = []
+    for line in text.splitlines():
+        if _HEADER_RE.match(line):
+            headers.append(line.strip())
+            bodies.append([])
+        elif bodies and line.strip():
+            bodies[-1].append(" ".join(line.split()))
+    if len(headers) < _TEMPLATE_MIN_SECTIONS:
+        return False
+    same: dict[tuple[str, ...], list[str]] = {}
+    for header, body in zip(headers, bodies):
+        if body:
+            same.setdefault(tuple(body), []).append(header)
+    body, heads = max(same.items(), key=lambda kv: len(kv[1]), default=((), []))
+    covered = sum(len(line) for line in body) * len(heads)
+    return len(heads) >= _TEMPLATE_MIN_SECTIONS and len(set(heads)) == len(heads) and 2 * covered >= len(text)
 
 
 def find_cycle(keys: Sequence[Hashable], min_repeats: int, max_period: int) -> tuple[int, int, int, int] | None:
@@ -536,7 +569,10 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                         and not talks_about_its_writing(own):
                     found = self.stuck_evidence(m, fiction=True, text=text)
                 # Repetition the user asked for ("write it ten times") is the answer, not a loop.
-                if found is not None and found["check"] in _REPETITION_CHECKS and asks_for_repetition(request):
+                # So is one body filled in under each day's header when every day was asked for.
+                if found is not None and found["check"] in _REPETITION_CHECKS and (
+                        asks_for_repetition(request) or (asks_for_each_period(request) and templated_sections(
+                            text if text is not None else message_text(m.get("content"))))):
                     found = None
                 if found is not None:
                     return {**found, "message_index": i}

@@ -10,10 +10,21 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REQUEST_HEAD_CHARS", "asks_for_brevity", "asks_for_composition", "asks_for_fiction",
-           "asks_for_code", "asks_for_detail", "asks_for_repetition", "asks_for_words_to_someone", "closed_question",
-           "expects_short_answer",
-           "letter_start", "yes_no_question"]
+__all__ = [
+    "REQUEST_HEAD_CHARS",
+    "asks_for_brevity",
+    "asks_for_code",
+    "asks_for_composition",
+    "asks_for_detail",
+    "asks_for_each_period",
+    "asks_for_fiction",
+    "asks_for_repetition",
+    "asks_for_words_to_someone",
+    "closed_question",
+    "expects_short_answer",
+    "letter_start",
+    "yes_no_question",
+]
 
 #: The head of a request that says what it asks for (the cues are read there only).
 REQUEST_HEAD_CHARS = 2000
@@ -91,6 +102,19 @@ _REPEAT = re.compile(
     r"|반복|[\d]+\s*번(?!\s*(?:째|문제|문항|항목|질문))|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*째)",
     _I,
 )
+
+
+# The same entries for every day or week: a tracker, a schedule, a checklist per day.
+_EACH_PERIOD = re.compile(
+    r"\b(?:each|every|per)\s+(?:day|week|month|morning|evening|night|weekday)\b|\bdaily\b|\bweekly\b"
+    r"|每(?:天|日|周|星期|个?月|晚|早)|(?:一|1)(?:周|星期)|打卡|毎(?:日|週|朝|晩)|(?:一|1)週間|매(?:일|주|달|일\s*아침)|일주일",
+    _I,
+)
+
+
+def asks_for_each_period(user: str) -> bool:
+    """True when the user asks for the same entries for every day, week or month (a tracker, a schedule)."""
+    return bool(_EACH_PERIOD.search(user))
 
 
 def asks_for_repetition(user: str) -> bool:

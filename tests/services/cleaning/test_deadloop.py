@@ -328,3 +328,18 @@ def test_a_character_who_hesitates_in_the_piece_is_still_fiction():
     story = ('"Um, wait," Mia whispered, "let me think. Hmm... the door was open, no, wait, it was locked." '
              "Her brother sighed. \"Uh, you always say that.\" She paused, um, and counted the steps again.")
     assert not _row_dropped("Write a short scene where a nervous girl tells her brother a secret.", story)
+
+
+def test_one_body_filled_in_under_each_day_asked_for_is_no_loop():
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    body = "- [ ] 20 push-ups\n- [ ] 10-minute stretch\n- [ ] Log water intake\n- [ ] Lights out by 11 pm"
+    tracker = "**Weekly habit tracker**\n\n" + "\n\n".join(f"**{d}**\n{body}" for d in days)
+    assert not _row_dropped("Make me a habit tracker for the week, the same four habits every day.", tracker)
+    ko = "\n\n".join(f"**{d}요일**\n☐ 물 2L\n☐ 만 보 걷기\n☐ 야식 금지" for d in "월화수목금토일")
+    assert not _row_dropped("매일 체크할 다이어트 표 만들어 줘.", ko)
+
+
+def test_the_same_body_under_each_header_is_still_a_loop_when_no_period_was_asked():
+    stuck = "\n\n".join(f"**Step {i}**\nRestart the router and wait two minutes, then check the light."
+                        for i in range(1, 9))
+    assert _row_dropped("My wifi keeps dropping. How do I fix it?", stuck)
