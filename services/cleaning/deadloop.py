@@ -163,11 +163,11 @@ def templated_sections(text: str) -> bool:
     if len(headers) < _TEMPLATE_MIN_SECTIONS:
         return False
     same: dict[tuple[str, ...], list[str]] = {}
-    for header, body in zip(headers, bodies):
-        if body:
-            same.setdefault(tuple(body), []).append(header)
-    body, heads = max(same.items(), key=lambda kv: len(kv[1]), default=((), []))
-    covered = sum(len(line) for line in body) * len(heads)
+    for header, lines in zip(headers, bodies):
+        if lines:
+            same.setdefault(tuple(lines), []).append(header)
+    shared, heads = max(same.items(), key=lambda kv: len(kv[1]), default=((), []))
+    covered = sum(len(line) for line in shared) * len(heads)
     return len(heads) >= _TEMPLATE_MIN_SECTIONS and len(set(heads)) == len(heads) and 2 * covered >= len(text)
 
 

@@ -305,6 +305,8 @@ _DETAIL = re.compile(
     r"|详细|解释|说明|比较|介绍|为什么|分析|詳しく|説明|解説|比較|なぜ|자세히|설명|비교|왜|분석",
     _I,
 )
+
+
 def asks_for_detail(user: str) -> bool:
     """True when the user asks for an explanation, an analysis or a comparison (a long answer is expected)."""
     return bool(_DETAIL.search(user))
