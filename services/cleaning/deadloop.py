@@ -34,8 +34,8 @@ from services.cleaning.text import (
     split_think,
 )
 
-__all__ = ["DeadLoopFilter", "DeadLoopParams", "find_cycle", "ngram_repetition", "repeated_item", "repeated_units",
-           "repetition_exceeds"]
+__all__ = ["DeadLoopFilter", "DeadLoopParams", "find_cycle", "ngram_repetition", "repeated_item", "repeated_paragraph",
+           "repeated_units", "repetition_exceeds"]
 
 
 class DeadLoopParams(StepParams):
@@ -75,6 +75,9 @@ class DeadLoopParams(StepParams):
         4, ge=0, description="One sentence or line, or a block of up to 6, this many times in a row is a loop when "
                              "it fills item_repeat_share of the text (0 = off).")
     item_repeat_share: float = Field(0.5, gt=0, le=1, description="...and at least this share of all items.")
+    max_paragraph_repeats: int = Field(
+        3, ge=0, description="One paragraph of 30+ chars this many times in a row, word for word, is a loop "
+                             "whatever its share (0 = off).")
 
 
 Evidence = dict[str, Any]
@@ -90,7 +93,7 @@ _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ITEM_SEPARATORS = (",", "，", "、", ";", "；")
 _MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
 _ITEM_STRIP = " \t.。!！?？:：-*•"
-_REPETITION_CHECKS = ("repetition", "repeated_item", "repeated_sentence")
+_REPETITION_CHECKS = ("repetition", "repeated_item", "repeated_sentence", "repeated_paragraph")
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
@@ -133,7 +136,9 @@ _WRITING_TALK_RE = re.compile(
     r"|(?:the|this)\s+(?:opening|rhyme|first\s+line|beginning|ending|draft)\b)"
     r"|我(?:来|先|再|重新)(?:写|想想|想一下|换|构思|试)|开头|这个(?:版本|写法)|写成|太普通"
     r"|書き出し|冒頭|書き直|もう一度書|どう(?:書こう|始め)"
-    r"|(?:써|작성해)\s*볼게|다시\s*(?:할게|쓸게|해\s*볼게|써)|처음부터\s*다시|어떻게\s*시작|(?:이게|이건)\s*아니",
+    r"|(?:써|작성해)\s*볼게|다시\s*(?:할게|쓸게|해\s*볼게|써)|처음부터\s*(?:다시|정리)|어떻게\s*시작|(?:이게|이건)\s*아니"
+    r"|제목(?:도|을)\s*바꿔|(?:앞에서|아까)\s*[^.?!\n]{0,30}?(?:했나요|썼나요|했던가)"
+    r"|\bdid\s+I\s+(?:say|call|write)\b|(?:前に|さっき)[^。？\n]{0,20}?(?:書きました|言いました)(?:っけ|か)|我(?:前面|刚才)(?:写|说)的?是",
     re.I,
 )
 _WRITING_TALK_MIN = 2
@@ -226,6 +231,30 @@ def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -
         return None
     return {"check": "repeated_sentence", "unit": " / ".join(units[start:start + period])[:120],
             "period": period, "count": repeats, "units": len(units), "share": round(covered / sum(map(len, units)), 3)}
+
+
+_PARAGRAPH_SPLIT_RE = re.compile(r"\n[ \t]*\n")
+_PARAGRAPH_MIN_CHARS = 30
+_PARAGRAPH_MIN_RUN = 3
+
+
+def repeated_paragraph(text: str, *, min_run: int = _PARAGRAPH_MIN_RUN) -> Evidence | None:
+    """Evidence that one paragraph is said ``min_run`` times in a row, word for word (the last copy may be
+    cut off), or None. A generation that does not stop repeats its closing paragraph, however much good
+    text came before it, so no share of the text is needed."""
+    if text.count("\n\n") < min_run - 1:
+        return None  # too few paragraph breaks (most texts)
+    paras = [" ".join(p.split()) for p in _PARAGRAPH_SPLIT_RE.split(text)]
+    run, best, at = 1, 1, 0
+    for i in range(1, len(paras)):
+        same = paras[i] == paras[i - 1] or (i == len(paras) - 1 and len(paras[i]) >= _PARAGRAPH_MIN_CHARS
+                                            and paras[i - 1].startswith(paras[i]))
+        run = run + 1 if same and len(paras[i - 1]) >= _PARAGRAPH_MIN_CHARS else 1
+        if run > best:
+            best, at = run, i
+    if best < min_run:
+        return None
+    return {"check": "repeated_paragraph", "unit": paras[at - 1][:120], "count": best, "paragraphs": len(paras)}
 
 
 def _unit_key(part: str) -> str:
@@ -650,4 +679,6 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         found = repeated_item(text, min_repeats=p.max_item_repeats, min_share=p.item_repeat_share)
         if found is None and p.max_sentence_repeats:
             found = repeated_units(text, min_repeats=p.max_sentence_repeats, min_share=p.item_repeat_share)
+        if found is None and p.max_paragraph_repeats:
+            found = repeated_paragraph(text, min_run=p.max_paragraph_repeats)
         return found

@@ -307,9 +307,20 @@ _DETAIL = re.compile(
 )
 
 
+# A cause or a remedy asked for: "what caused it and what should I do", 原因和解决办法, 原因と対処法,
+# 원인이랑 어떻게 해야. (怎么办 is left out: "如果我想留20%怎么办" asks "what if", a lookup.)
+_CAUSE_OR_REMEDY = re.compile(
+    r"\b(?:cause[sd]?|root\s+cause|what\s+(?:should|can|do)\s+I\s+do"
+    r"|how\s+(?:do|can|should)\s+I\s+(?:fix|solve|resolve))\b"
+    r"|原因|怎么解决|如何解决|解决(?:办法|方法)|どうすれば|対処|解決策|원인|이유|어떻게\s*해야|해결\s*(?:방법|책)",
+    _I,
+)
+
+
 def asks_for_detail(user: str) -> bool:
-    """True when the user asks for an explanation, an analysis or a comparison (a long answer is expected)."""
-    return bool(_DETAIL.search(user))
+    """True when the user asks for an explanation, an analysis, a comparison, or a cause and its remedy
+    (a long answer is expected)."""
+    return bool(_DETAIL.search(user) or _CAUSE_OR_REMEDY.search(user))
 
 
 # Requests this long are tasks over a passage or data, not one-item transformations.

@@ -343,3 +343,18 @@ def test_the_same_body_under_each_header_is_still_a_loop_when_no_period_was_aske
     stuck = "\n\n".join(f"**Step {i}**\nRestart the router and wait two minutes, then check the light."
                         for i in range(1, 9))
     assert _row_dropped("My wifi keeps dropping. How do I fix it?", stuck)
+
+
+def test_a_closing_paragraph_said_again_and_again_is_a_loop_whatever_came_before():
+    good = "\n\n".join(f"Week {i}: read chapter {i}, then do the exercises at the end of it and review your notes."
+                       for i in range(1, 9))
+    closing = "Above all, be consistent. A little every day beats a lot once a week. Good luck with the exam!"
+    stuck = good + ("\n\n" + closing) * 3 + "\n\nAbove all, be consistent. A little every"
+    assert _row_dropped("Plan eight weeks of study for the exam.", stuck)
+    # Said once, or twice, it is a closing line.
+    assert not _row_dropped("Plan eight weeks of study for the exam.", good + ("\n\n" + closing) * 2)
+
+
+def test_a_repeated_paragraph_the_user_asked_for_is_the_answer():
+    chant = "\n\n".join(["We are one team, and together we will win this season."] * 4)
+    assert not _row_dropped("Write our team chant four times so we can print it.", chant)

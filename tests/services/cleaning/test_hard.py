@@ -321,3 +321,11 @@ def test_a_one_line_close_to_an_analysis_asked_of_tool_results_is_shallow():
 ])
 def test_short_closes_of_tool_rows_that_answer_or_ask_stay(request_text, final):
     assert _reason(_tool_row(request_text, final)) is None
+
+
+def test_a_one_line_close_to_a_request_for_the_cause_and_the_fix_is_shallow():
+    assert _reason(_tool_row("The API keeps restarting. Check the logs and tell me the cause and how do I fix it.",
+                             "Checked the logs, something is off.")) == "shallow_reply"
+    assert _reason(_tool_row("최근 로그 보고 원인이랑 어떻게 해야 할지 알려줘.", "로그 확인했습니다.")) == "shallow_reply"
+    # "What if ..." asks for a value, and the value is the answer.
+    assert _reason(_tool_row("好的，如果我想留20%的小费怎么办？", "那小费是17美元。")) is None

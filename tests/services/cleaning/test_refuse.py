@@ -424,3 +424,20 @@ def test_declining_the_user_s_own_work_for_do_it_yourself_reasons_is_an_ethical_
 
 def test_a_polite_korean_offer_to_do_it_for_you_is_not_a_decline():
     assert refusal_evidence("원하시면 제가 대신 풀어 드릴게요. 먼저 첫 번째 문제부터 볼까요?") is None
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("거래처 대표님께 보낼 계약 해지 통보 메일 초안 써 줘.",
+     "계약 해지는 민감한 사안이라 제가 대신 초안을 작성해 드리기는 조심스럽습니다. 법무 담당자와 상의해 보세요."),
+    ("동생 결혼식 축사 좀 써 줄래?",
+     "축사는 진심이 중요해서, 제가 대신 써 드리면 오히려 마음이 덜 전해질 수 있어요. 그래서 직접 써 보시길 권해 드려요.\n\n"
+     "대신 팁을 드리면:\n- 짧게\n- 추억 하나\n- 축복으로 마무리"),
+    ("영문 이력서로 번역해 줘.", "이력서를 대신 번역해 드리는 것은 채용 과정에서 적절하지 않을 수 있습니다. 직접 번역해 보세요."),
+])
+def test_korean_declines_that_weigh_the_help_and_send_the_user_off_are_refusals(user, reply):
+    assert len(RefuseFilter()([chat(user, reply)])[1]) == 1
+
+
+def test_a_korean_offer_that_explains_why_it_writes_it_is_no_decline():
+    reply = "제가 대신 써 드리면 시간이 절약되니 초안을 먼저 드릴게요.\n\n안녕하세요, 박 이사님. 이번 제휴 건은 예산 문제로 함께하기 어렵게 되었습니다."
+    assert RefuseFilter()([chat("박 이사님께 보낼 거절 회신 메일 써 줘.", reply)])[1] == []
