@@ -106,6 +106,9 @@ class ComponentPool:
         """Stop every instance; waiting calls fail."""
         self._closed = True
         if self._scaler is not None:
+            # The loop also ends on its own once it sees the pool closed: on Python 3.11 a cancel that
+            # lands as its wait_for completes can be lost, and the scaler would tick (and spawn) forever.
+            self._wake.set()
             self._scaler.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._scaler
@@ -131,6 +134,8 @@ class ComponentPool:
                               group_parent=self._group_parent)
 
     def _spawn(self, reason: str, triggered_at: float) -> None:
+        if self._closed:
+            return  # a closing pool starts nothing: no process could be stopped after close returns
         self.starting += 1
         task = asyncio.create_task(self._start_one(reason, triggered_at), name=f"functions.spawn:{self.key}")
         self._spawns.add(task)
@@ -244,9 +249,11 @@ class ComponentPool:
         return sum(1 for w in self._waiters if not w.done())
 
     async def _scale_loop(self) -> None:
-        while True:
+        while not self._closed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.functions_scale_interval_s)
+            if self._closed:
+                return
             self._wake.clear()
             try:
                 await self.scale_once()
