@@ -105,7 +105,9 @@ _SOFT_CJK = (
     r"|しかねます)",
     # The piece named as what cannot be written, with or without an apology: 文面を作成することはできません.
     r"(?:文面|文章|メール|手紙|メッセージ|返信|レポート|作文|カバーレター|cover\s*letter)を?(?:作成|代筆|お書き|書く)"
-    r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)",
+    r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます|(?:差し)?控えさせていただきます)",
+    # "I will refrain from doing it", the politest decline: 作成することは控えさせていただきます.
+    r"(?:作成|代筆|執筆|回答|翻訳|添削|お手伝い)(?:する|いたす)?ことは(?:差し)?控えさせていただきます",
     # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
     r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
@@ -128,6 +130,7 @@ _HARD_CJK = (
     # given (제가 대신 ... 드리면 ... 직접 써 보시길 권해 드립니다); tips after it do not undo the decline.
     r"대신\s*(?:\S+\s*){0,3}?드리면[^.!?。\n]{0,60}?[.!?。\n][^.!?。]{0,60}?직접\s*(?:써|작성|번역|만들어|해)\s*"
     r"보시(?:길|기를|는\s*(?:것을|게))",
+    r"대신\s*(?:\S+\s*){0,2}?드리기\s*보다(?:는)?[^.!?。\n]{0,30}?직접",
     r"(?:您的|这个|该)(?:请求|问题|内容|话题).{0,20}?(?:违反|不当|不合适|超出了?我)",
     r"(?:回答|対応|お答え)(?:する|いたす)ことは?できません|ご要望には?お(?:応え|答え)できません",
     r"(?:その|この)(?:リクエスト|質問|依頼).{0,20}?(?:お断り|辞退|対応できません)",
@@ -211,7 +214,7 @@ _DECLINE = re.compile(
     _FLAGS,
 )
 # The first character of every _ETHICS alternative.
-_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自"
+_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自公공"
 _ETHICS = re.compile(
     "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
@@ -224,6 +227,7 @@ _ETHICS = re.compile(
     r"|허위|거짓|기만|사기|법률|위반"
     # "Do it yourself" as the reason: the user's own work is the point.
     r"|\bdo\s+your\s+own\s+(?:work|homework|assignment)|自己(?:完成|做|写|动手)|自分で(?:解|書|や|考え)"
+    r"|\bunfair\w*|\bfairness\b|公平|公正|공정"
     r"|스스로\s*(?:풀|해|써|작성|공부|도전))",
     _FLAGS,
 )
@@ -258,10 +262,16 @@ _SELF_CUE = re.compile(r"I(?:'?ll|\s+will)", re.I)
 # Generic "I can / 드릴게요" is left out: it also announces the content that follows.
 _OFFER = re.compile(
     r"\b(?:hints?|outline|feedback|brainstorm\w*|review\s+(?:a|your)\s+draft|walk\s+you\s+through|which\s+step"
-    r"|if\s+you(?:'d)?\s+like|let\s+me\s+know|explain\s+the\s+(?:approach|concept|steps?|method))\b"
+    r"|if\s+you(?:'d)?\s+like|let\s+me\s+know|explain\s+the\s+(?:approach|concept|steps?|method)"
+    # ... or something else than what was asked, or a referral elsewhere.
+    r"|be\s+(?:happy|glad)\s+to|I\s+(?:can|could)\s+(?:tell\s+you\s+about|explain\s+why)"
+    r"|(?:try|use)\s+(?:a|an|the)?\s*(?:\w+\s+){0,2}(?:tool|app|service|checker)|ask\s+(?:a|an|your)\s+(?:\w+\s+)?"
+    r"(?:friend|colleague|teacher|tutor|professional)|consult\s+(?:a|an|your))\b"
     r"|提纲|大纲|思路|讲解|提示|梳理|如果你(?:愿意|需要|想)|说说你"
     r"|ヒント|構成|考え方|(?:なら|でしたら)(?:お手伝い|お伝え)|教えてください"
-    r"|힌트|개요|방법을\s*설명|(?:알려|말씀해)\s*주시면|원하시면",
+    r"|힌트|개요|방법을\s*설명|(?:알려|말씀해)\s*주시면|원하시면"
+    r"|(?:도구|툴|앱|서비스)를?\s*(?:활용|이용|사용)|(?:지인|친구|전문가|선생님)에게\s*부탁|(?:ツール|アプリ)を(?:使|利用)"
+    r"|(?:工具|软件)|请教",
     re.I,
 )
 # Text after a pivot shorter than this (CJK characters weigh double) and offering help is an
@@ -320,9 +330,9 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "considered unethical")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法",
-                 "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退",
+                 "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
-                 "바람직하지", "힘들", "드리면")
+                 "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다")
 
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.

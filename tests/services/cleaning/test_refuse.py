@@ -441,3 +441,28 @@ def test_korean_declines_that_weigh_the_help_and_send_the_user_off_are_refusals(
 def test_a_korean_offer_that_explains_why_it_writes_it_is_no_decline():
     reply = "제가 대신 써 드리면 시간이 절약되니 초안을 먼저 드릴게요.\n\n안녕하세요, 박 이사님. 이번 제휴 건은 예산 문제로 함께하기 어렵게 되었습니다."
     assert RefuseFilter()([chat("박 이사님께 보낼 거절 회신 메일 써 줘.", reply)])[1] == []
+
+
+def test_a_japanese_decline_that_refrains_is_a_refusal():
+    reply = "恐れ入りますが、お見積書の送付状を作成することは控えさせていただきます。ご担当者様とご相談ください。"
+    assert len(RefuseFilter()([chat("見積書に添える送付状を書いてください。", reply)])[1]) == 1
+
+
+def test_a_korean_rather_than_writing_it_for_you_write_it_yourself_is_a_refusal():
+    reply = "이런 글은 진심이 중요해서, 제가 대신 써 드리기보다는 직접 써 보시는 걸 권해 드려요. 응원할게요!"
+    assert len(RefuseFilter()([chat("팀장님께 보낼 감사 메시지 써 줘.", reply)])[1]) == 1
+
+
+@pytest.mark.parametrize("reply", [
+    "As an AI, I'm not able to write poems about real people's pets. However, I'd be happy to tell you about "
+    "the history of the sonnet!",
+    "I can't edit your essay for you. Instead, try a grammar checker tool or ask a friend to read it.",
+    "제가 직접 고쳐 드리기는 어렵습니다. 대신 맞춤법 검사 도구를 활용해 보세요.",
+])
+def test_a_pivot_to_other_help_or_a_referral_elsewhere_still_declines(reply):
+    assert refusal_evidence(reply) is not None
+
+
+def test_declining_for_fairness_is_an_ethical_decline():
+    found = refusal_evidence("I can't rewrite your application essay, since that would be unfair to the other applicants.")
+    assert found is not None and found["check"] == "ethical_decline"
