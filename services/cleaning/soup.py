@@ -409,6 +409,8 @@ _SALAD_WORDS_PER_SWITCH = 3
 # In a long text a script counts toward the three with this many letters (and 2% of them): a stray
 # name does not.
 _SALAD_MIN_LETTERS = 5
+# A last sentence this switchy is salad whatever its share of the text: the generation degenerated.
+_SALAD_TAIL_SWITCHES = 10
 _LIST_SEP_RE = re.compile(r"[,，、]|\s(?:and|or|und|et|y|и|和|或)\s")
 
 
@@ -447,6 +449,7 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
     if int(np.count_nonzero(counts >= floor)) < _SALAD_MIN_SCRIPTS:
         return None  # the cheap test: most mixed text has two scripts
     salad_letters, switches, scripts, first = 0, 0, set(), ""
+    tail: tuple[int, str] | None = None  # (switches, text) of the last sentence with letters, when it is salad
     for seg in _SEGMENT_RE.finditer(text):
         runs: list[tuple[int, int]] = []
         # Switches between words of one list item: a list of languages ("English, 中文, 한국어 and
@@ -467,14 +470,21 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
         seg_scripts = {s for s, _ in runs}
         seg_switches = len(runs) - 1
         letters = sum(n for _, n in runs)
-        if len(seg_scripts) >= _SALAD_MIN_SCRIPTS and seg_switches >= _SALAD_MIN_SWITCHES and (
-                seg_switches * _SALAD_LETTERS_PER_SWITCH >= letters
-                or inner * _SALAD_WORDS_PER_SWITCH >= words):
+        salad = len(seg_scripts) >= _SALAD_MIN_SCRIPTS and seg_switches >= _SALAD_MIN_SWITCHES and (
+            seg_switches * _SALAD_LETTERS_PER_SWITCH >= letters or inner * _SALAD_WORDS_PER_SWITCH >= words)
+        if salad:
             salad_letters += letters
             switches += seg_switches
             scripts |= seg_scripts
             first = first or seg.group(0).strip()[:120]
+        if letters:
+            tail = (seg_switches, seg.group(0).strip()[:120]) if salad else None
     if salad_letters < min_share * len(buckets):
+        # A generation that degenerates at its end: good sentences, then one that hops script every word.
+        if tail is not None and tail[0] >= _SALAD_TAIL_SWITCHES:
+            return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts),
+                    "switches": tail[0], "salad_share": round(salad_letters / len(buckets), 3), "at_end": True,
+                    "window": tail[1]}
         return None
     return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts), "switches": switches,
             "salad_share": round(salad_letters / len(buckets), 3), "window": first}

@@ -304,3 +304,14 @@ def test_particles_left_standing_alone_between_words_are_scrambled_text(text):
 ])
 def test_spaced_particles_after_code_and_ordinary_text_are_not_scrambled(text):
     assert soup_check(text, P) is None
+
+
+def test_a_good_answer_that_degenerates_into_salad_at_its_end_is_salad():
+    good = ("A hash map stores keys in buckets chosen by a hash function, so lookups take constant time on "
+            "average. Collisions are resolved by chaining or by open addressing. ") * 3
+    tail = ("When the table fills 然后 it resizes и копирует all 키를 into una tabla 新しい où chaque "
+            "Schlüssel 다시 hashed です and 再び placed dans le bucket 새로운.")
+    found = soup_check(good + tail, P)
+    assert found is not None and found["check"] == "script_salad" and found.get("at_end")
+    # One foreign term at the end is no degeneration.
+    assert soup_check(good + "In Japanese this is called ハッシュテーブル, in Korean 해시 테이블.", P) is None
