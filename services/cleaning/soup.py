@@ -406,9 +406,6 @@ _SALAD_LETTERS_PER_SWITCH = 8
 # ... or once per three words: Latin words are long, so a Latin-heavy salad ("TCP the connection
 # fiable 连接 packet order le données ...") switches often by words but not by letters.
 _SALAD_WORDS_PER_SWITCH = 3
-# In a long text a script counts toward the three with this many letters (and 2% of them): a stray
-# name does not.
-_SALAD_MIN_LETTERS = 5
 # A last sentence this switchy is salad whatever its share of the text: the generation degenerated.
 _SALAD_TAIL_SWITCHES = 10
 _LIST_SEP_RE = re.compile(r"[,，、]|\s(?:and|or|und|et|y|и|和|或)\s")
@@ -443,11 +440,8 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
     buckets = _letter_buckets(text)
     if len(buckets) < 30:
         return None
-    values, counts = np.unique(buckets, return_counts=True)
-    # A script counts with 5% of the letters, or in a long text with 2% and at least _SALAD_MIN_LETTERS.
-    floor = min(0.05 * len(buckets), max(_SALAD_MIN_LETTERS, 0.02 * len(buckets)))
-    if int(np.count_nonzero(counts >= floor)) < _SALAD_MIN_SCRIPTS:
-        return None  # the cheap test: most mixed text has two scripts
+    if len(np.unique(buckets)) < _SALAD_MIN_SCRIPTS:
+        return None  # exact: a salad sentence needs three scripts, and most mixed text has two
     salad_letters, switches, scripts, first = 0, 0, set(), ""
     tail: tuple[int, str] | None = None  # (switches, text) of the last sentence with letters, when it is salad
     for seg in _SEGMENT_RE.finditer(text):
