@@ -15,6 +15,7 @@ import orjson
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
+from services.cleaning.latin_lang import latin_language, names_language
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import (
     cjk_count,
@@ -208,7 +209,53 @@ def _script_share(text: str) -> tuple[int, float]:
     return letters, (cjk / letters if letters else 0.0)
 
 
+def _latin_ok(view: _View) -> bool:
+    """False when the replies are in a Latin-script language other than English that the user does not
+    write (an English question answered in Spanish or Indonesian), and the user names neither that
+    language nor a translation."""
+    asst = _head(view, "assistant")
+    if not _mostly_latin(asst) or (ours := latin_language(asst)) in (None, "en"):
+        # An English reply is the answer our users (en, zh, ja, ko) expect; replies in CJK are the
+        # script checks' to judge.
+        return True
+    # The user's own turns: a system prompt is often English whatever language the user speaks. A
+    # request is short, so three function words can name its language.
+    user = _head(view, "user")
+    if not _mostly_latin(user):
+        return True
+    theirs = latin_language(user, min_words=3)
+    return theirs is None or theirs == ours or names_language(user, ours)
+
+
+_LATIN_HEAD = 600
+
+
+def _head(view: _View, role: str) -> str:
+    """The first ``_LATIN_HEAD`` characters of the prose of ``role``'s turns (later turns are not read)."""
+    parts: list[str] = []
+    size = 0
+    for r, t in zip(view.roles, view.texts):
+        if r == role and t:
+            part = _prose(t[:2 * _LATIN_HEAD])
+            parts.append(part)
+            size += len(part)
+            if size >= _LATIN_HEAD:
+                break
+    return " ".join(parts)[:_LATIN_HEAD]
+
+
+def _mostly_latin(text: str) -> bool:
+    # The function-word check is for Latin-script text only: a Chinese reply with a few English terms
+    # or code words in it is the CJK checks' to judge.
+    if text.isascii():
+        return bool(text.strip())
+    cjk, latin = cjk_latin_counts(text)
+    return latin >= 0.8 * (cjk + latin) and latin > 0
+
+
 def _lang_ok(view: _View) -> bool:
+    if not _latin_ok(view):
+        return False
     users = [t for r, t in zip(view.roles, view.texts) if r in ("user", "system")]
     assts = [t for r, t in zip(view.roles, view.texts) if r == "assistant"]
     if all(map(str.isascii, users)) and all(map(str.isascii, assts)):

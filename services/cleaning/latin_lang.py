@@ -1,0 +1,94 @@
+"""Which Latin-script language a text is written in, by its function words (en, es, fr, de, pt, it, id, nl).
+
+Scripts tell Chinese from Korean, but English, Spanish and Indonesian share one: their most frequent
+words do not. Each language has a set of short words that carry no topic; a text is said to be in a
+language only when that language's words clearly outnumber every other's, so mixed or short text gets
+no call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from operator import methodcaller
+
+__all__ = ["latin_language", "names_language"]
+
+_FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset({
+        "the", "and", "is", "are", "you", "your", "it", "that", "this", "with", "for", "of", "to", "in",
+        "be", "can", "will", "have", "not", "what", "how", "if", "or", "but", "my", "we", "they", "there",
+        "which", "when",
+    }),
+    "es": frozenset({
+        "el", "los", "las", "del", "que", "y", "es", "para", "por", "con", "una", "un", "se", "su", "como",
+        "pero", "más", "muy", "está", "puede", "lo", "al", "también", "sus", "hay", "este", "esta",
+    }),
+    "fr": frozenset({
+        "le", "les", "des", "est", "une", "et", "pour", "avec", "vous", "que", "qui", "dans", "pas", "sur",
+        "ce", "cette", "sont", "mais", "plus", "au", "du", "aux", "votre", "il", "elle",
+    }),
+    "de": frozenset({
+        "der", "die", "das", "und", "ist", "nicht", "ein", "eine", "zu", "mit", "sie", "es", "den", "dem",
+        "auch", "sich", "auf", "für", "wenn", "kann", "ich", "wir", "oder", "aber", "weil", "wird", "werden",
+        "dass", "von", "bei", "nach", "man", "sind",
+    }),
+    "pt": frozenset({
+        "o", "os", "um", "uma", "não", "para", "com", "que", "é", "do", "da", "dos", "das", "em", "mais",
+        "você", "seu", "sua", "pode", "mas", "também", "ao", "isso", "porque", "no", "na", "ou", "muito",
+        "quando", "está",
+    }),
+    "it": frozenset({
+        "il", "gli", "della", "che", "è", "per", "non", "una", "un", "sono", "con", "del", "anche", "più",
+        "può", "questo", "nel", "alla", "di", "essere",
+    }),
+    "id": frozenset({
+        "yang", "dan", "di", "itu", "tidak", "dengan", "untuk", "ini", "anda", "adalah", "bisa", "akan",
+        "dari", "atau", "juga", "kamu", "saya", "ada", "karena", "sudah", "lebih", "jika", "pada", "seperti",
+        "harus", "agar",
+    }),
+    "nl": frozenset({
+        "het", "een", "en", "van", "niet", "dat", "is", "zijn", "voor", "met", "ook", "maar", "je", "wat",
+        "er", "op", "naar",
+    }),
+}
+# word -> the languages it is a function word of (a few, like "que" or "is", belong to several).
+_INDEX: dict[str, tuple[str, ...]] = {}
+for _lang, _words in _FUNCTION_WORDS.items():
+    for _w in _words:
+        _INDEX[_w] = (*_INDEX.get(_w, ()), _lang)
+_STRIP = methodcaller("strip", ".,;:!?¡¿()[]{}\"'«»“”‘’—-*_<>|/")
+_MIN_WORDS = 6    # function words a language needs before it can be named
+_MARGIN = 2.5     # ... and how many times the runner-up's count
+
+# A language named in the request (in English or in itself), or a translation asked for.
+_NAMES: dict[str, re.Pattern[str]] = {lang: re.compile(p, re.I) for lang, p in {
+    "en": r"english|ingl[eé]s|anglais|englisch|inglese|inggris|engels",
+    "es": r"spanish|espa[nñ]ol|castellano|espagnol|spanisch|spagnolo|spanyol|spaans",
+    "fr": r"french|fran[cç]ais|franc[eé]s|franz[oö]sisch|francese|perancis|frans",
+    "de": r"german|deutsch|alem[aã]n?|allemand|tedesco|jerman|duits",
+    "pt": r"portugu[eêé]s[ae]?|portuguese|portugais|portugiesisch|portoghese",
+    "it": r"italian[oa]?|italien(?:isch)?|italiano",
+    "id": r"indonesian|indonesia|bahasa",
+    "nl": r"dutch|nederlands|holand[eé]s|n[eé]erlandais|niederl[aä]ndisch|olandese|belanda",
+}.items()}
+_TRANSLATE = re.compile(r"translat|tradu[cz]|[uü]bersetz|vertaal|terjemah", re.I)
+
+
+def latin_language(text: str, *, max_chars: int = 1000, min_words: int = _MIN_WORDS) -> str | None:
+    """The language code whose function words (at least ``min_words``) clearly dominate the head of
+    ``text``, else None."""
+    counts = dict.fromkeys(_FUNCTION_WORDS, 0)
+    # Whitespace words, punctuation stripped from their ends: str.split and strip run in C.
+    words = map(_STRIP, text[:max_chars].lower().split())
+    for langs, n in Counter(filter(None, map(_INDEX.get, words))).items():
+        for lang in langs:
+            counts[lang] += n
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    (top, n), (_, runner_up) = ranked[0], ranked[1]
+    return top if n >= min_words and n >= _MARGIN * runner_up else None
+
+
+def names_language(request: str, lang: str) -> bool:
+    """True when ``request`` names ``lang`` or asks for a translation (so an answer in ``lang`` is asked for)."""
+    return bool(_TRANSLATE.search(request) or _NAMES[lang].search(request))
