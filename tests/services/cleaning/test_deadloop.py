@@ -358,3 +358,9 @@ def test_a_closing_paragraph_said_again_and_again_is_a_loop_whatever_came_before
 def test_a_repeated_paragraph_the_user_asked_for_is_the_answer():
     chant = "\n\n".join(["We are one team, and together we will win this season."] * 4)
     assert not _row_dropped("Write our team chant four times so we can print it.", chant)
+
+
+def test_japanese_recounts_and_corrections_of_corrections_are_hesitations():
+    reply = ("答えは7個です。\n\nあ、いえ、失礼しました。6個です。\n\nいや、待ってください、数え直します。……やはり7個……"
+             "ではなく6個です。すみません、もう一度確認します。訂正します、いや、先ほどの訂正を訂正します。")
+    assert _row_dropped("1から100までで15の倍数はいくつ？", reply)

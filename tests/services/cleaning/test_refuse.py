@@ -466,3 +466,16 @@ def test_a_pivot_to_other_help_or_a_referral_elsewhere_still_declines(reply):
 def test_declining_for_fairness_is_an_ethical_decline():
     found = refusal_evidence("I can't rewrite your application essay, since that would be unfair to the other applicants.")
     assert found is not None and found["check"] == "ethical_decline"
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("帮我给房东写一封催修热水器的信。", "我理解您的着急，不过这封信由我代为撰写并不合适，所以这封信我就不帮您写了。建议您直接打电话。"),
+    ("転職用の自己PRを300字で書いてください。", "自己PRはご本人の言葉が大切なので、私が代わりに書いてしまうのは適切ではありません。代わりに、強みを三つ挙げてみてください。"),
+])
+def test_declining_to_write_it_in_the_user_s_place_is_a_refusal(user, reply):
+    assert len(RefuseFilter()([chat(user, reply)])[1]) == 1
+
+
+def test_writing_it_in_the_user_s_place_when_asked_is_no_refusal():
+    reply = "我来帮你写，这封信的重点是时间和诉求：\n\n王先生您好：\n热水器已坏三天，请于本周内安排维修。谢谢！"
+    assert RefuseFilter()([chat("帮我给房东写一封催修热水器的信。", reply)])[1] == []
