@@ -19,6 +19,7 @@ __all__ = [
     "asks_for_each_period",
     "asks_for_fiction",
     "asks_for_repetition",
+    "asks_for_segmentation",
     "asks_for_words_to_someone",
     "closed_question",
     "expects_short_answer",
@@ -99,7 +100,10 @@ _REPEAT = re.compile(
     # An ordinal (第一次, 第1回: "the first time") or "once" (一次) asks for no repetition.
     r"|重复|反复|(?<![第\d一二三四五六七八九十百两])(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*[遍次]"
     r"|繰り返|(?<![第\d一二三四五六七八九十百])[\d一二三四五六七八九十百]+\s*回"
-    r"|반복|[\d]+\s*번(?!\s*(?:째|문제|문항|항목|질문))|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*째)",
+    r"|반복|[\d]+\s*번(?!\s*(?:째|문제|문항|항목|질문))|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*째)"
+    # A quoted item on N lines: 「ありがとう」を10行, “加油”写20行, '감사합니다'를 10줄, "thank you" on 10 lines.
+    r"|[」』\"”'’]\s*(?:を|写|를|을)?\s*[\d一二三四五六七八九十百两]+\s*(?:行|줄)"
+    r"|[\"”'’]\s*(?:on|in)\s+(?:\d+|ten|five|twenty)\s+(?:lines|rows)\b",
     _I,
 )
 
@@ -115,6 +119,16 @@ _EACH_PERIOD = re.compile(
 def asks_for_each_period(user: str) -> bool:
     """True when the user asks for the same entries for every day, week or month (a tracker, a schedule)."""
     return bool(_EACH_PERIOD.search(user))
+
+
+# Words split apart on request: word segmentation, 分かち書き, 分词, 띄어쓰기, tokenizing a sentence.
+_SEGMENT = re.compile(r"\bsegment\w*|\btokeni[sz]\w*|\bword\s+boundar|分かち書き|区切|単語ごと|形態素|分词|切分|分开写"
+                      r"|띄어\s*쓰|형태소|단어\s*단위", _I)
+
+
+def asks_for_segmentation(user: str) -> bool:
+    """True when the user asks for text split into words (segmentation, 分かち書き, 分词, 띄어쓰기)."""
+    return bool(_SEGMENT.search(user))
 
 
 def asks_for_repetition(user: str) -> bool:

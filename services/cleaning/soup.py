@@ -18,7 +18,7 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_repetition
+from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_repetition, asks_for_segmentation
 from services.cleaning.text import cjk_count, message_text
 
 __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
@@ -491,6 +491,9 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
 _KO_LOOSE = frozenset({"은", "는", "을", "를", "에", "에서", "으로", "의", "와", "과", "에게", "한테", "부터", "까지",
                        "습니다", "입니다"})
 _ZH_LOOSE = frozenset({"的", "了", "吗", "呢", "吧", "着", "过"})
+# Japanese: after a word in kana or kanji (分かち書き the user asks for is exempted by the filter).
+_JA_LOOSE = frozenset({"は", "が", "を", "に", "の", "で", "と", "も", "へ", "から", "まで", "より", "ます", "です"})
+_JA_END = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]$")
 _LOOSE_MIN = 4
 _LOOSE_SHARE = 0.08
 _TOKEN_STRIP = ".,!?;:。，！？；：、…\"'()（）「」"
@@ -505,15 +508,18 @@ def loose_particles(text: str) -> Evidence | None:
     if text.isascii():
         return None
     spaced_zh = any(f" {p} " in text for p in _ZH_LOOSE)
-    if not spaced_zh and _HANGUL.search(text) is None:
-        return None  # the cheap screen: no Hangul, and no Chinese particle between spaces
+    spaced_ja = any(f" {p} " in text for p in ("は", "が", "を", "に", "の", "で"))
+    if not spaced_zh and not spaced_ja and _HANGUL.search(text) is None:
+        return None  # the cheap screen: no Hangul, and no Chinese or Japanese particle between spaces
     tokens = [t.strip(_TOKEN_STRIP) for t in text.split()]
     ko = sum(1 for prev, tok in zip(tokens, tokens[1:]) if tok in _KO_LOOSE and _HANGUL_END.search(prev))
     zh = sum(1 for tok in tokens if tok in _ZH_LOOSE) if spaced_zh else 0
-    found = max(ko, zh)
+    ja = sum(1 for prev, tok in zip(tokens, tokens[1:]) if tok in _JA_LOOSE and _JA_END.search(prev)) \
+        if spaced_ja else 0
+    found, particles = max((ko, _KO_LOOSE), (zh, _ZH_LOOSE), (ja, _JA_LOOSE), key=lambda kp: kp[0])
     if found < _LOOSE_MIN or found < _LOOSE_SHARE * len(tokens):
         return None
-    loose = sorted({t for t in tokens if t in (_KO_LOOSE if ko >= zh else _ZH_LOOSE)})
+    loose = sorted({t for t in tokens if t in particles})
     return {"check": "loose_particles", "count": found, "tokens": len(tokens), "particles": loose,
             "window": text.strip()[:120]}
 
@@ -691,6 +697,10 @@ class TokenSoupFilter(ParamStep[SoupParams]):
                 if found is not None and found["check"] == "char_run" and \
                         asks_for_repetition(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = soup_check(text, self.params, runs=False)
+                # Words split apart as the user asked (分かち書き, 分词, 띄어쓰기 practice) are the answer.
+                if found is not None and found["check"] == "loose_particles" and \
+                        asks_for_segmentation(message_text(user)[:REQUEST_HEAD_CHARS]):
+                    found = None
                 # Mojibake the user showed ("names show up like JosÃ©") is the subject of the reply.
                 if found is not None and found["check"] == "mojibake" and mojibake(message_text(user)) is not None:
                     found = None

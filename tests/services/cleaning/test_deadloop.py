@@ -364,3 +364,12 @@ def test_japanese_recounts_and_corrections_of_corrections_are_hesitations():
     reply = ("答えは7個です。\n\nあ、いえ、失礼しました。6個です。\n\nいや、待ってください、数え直します。……やはり7個……"
              "ではなく6個です。すみません、もう一度確認します。訂正します、いや、先ほどの訂正を訂正します。")
     assert _row_dropped("1から100までで15の倍数はいくつ？", reply)
+
+
+@pytest.mark.parametrize(("request_text", "line"), [
+    ("習字の練習用に「がんばれ」を12行書いたテキストをください。", "がんばれ"),
+    ("把“加油”写20行，我要打印出来贴墙上。", "加油"),
+    ("'감사합니다'를 12줄 써 줘. 손글씨 연습용이야.", "감사합니다"),
+])
+def test_a_quoted_item_asked_for_on_n_lines_is_the_answer(request_text, line):
+    assert not _row_dropped(request_text, "\n".join([line] * 12))

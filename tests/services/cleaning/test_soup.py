@@ -315,3 +315,18 @@ def test_a_good_answer_that_degenerates_into_salad_at_its_end_is_salad():
     assert found is not None and found["check"] == "script_salad" and found.get("at_end")
     # One foreign term at the end is no degeneration.
     assert soup_check(good + "In Japanese this is called ハッシュテーブル, in Korean 해시 테이블.", P) is None
+
+
+def test_japanese_particles_left_standing_between_shuffled_words_are_scrambled_text():
+    salad = "週末 は 天気 の が 公園 に 行き ます で 雨 を 傘 です と 持って 寒い から ください"
+    found = soup_check(salad, P)
+    assert found is not None and found["check"] == "loose_particles"
+
+
+def test_words_split_apart_as_the_user_asked_are_the_answer():
+    split = "わたし は まいにち がっこう に いきます 。 ともだち と いっしょに べんきょう を します 。"
+    rows = [{"messages": [{"role": "user", "content": "次の文を分かち書きにしてください：私は毎日学校に行きます。"},
+                          {"role": "assistant", "content": split}]}]
+    assert TokenSoupFilter()(rows)[1] == []
+    rows[0]["messages"][0]["content"] = "私は毎日学校に行きます、を説明して。"
+    assert len(TokenSoupFilter()(rows)[1]) == 1
