@@ -156,7 +156,8 @@ _TEMPLATE_MIN_SECTIONS = 3
 
 def templated_sections(text: str) -> bool:
     """True when the text is one body filled in under distinct headers (周一, 周二, ...; Day 1, Day 2, ...):
-    at least three sections with different headers and the same body, holding half the text or more."""
+    at least three sections with different headers, each at least half made of lines that three or more
+    sections share (a day may add its own line), the shared lines holding a third of the text or more."""
     headers: list[str] = []
     bodies: list[list[str]] = []
     for line in text.splitlines():
@@ -165,15 +166,13 @@ def templated_sections(text: str) -> bool:
             bodies.append([])
         elif bodies and line.strip():
             bodies[-1].append(" ".join(line.split()))
-    if len(headers) < _TEMPLATE_MIN_SECTIONS:
+    if len(headers) < _TEMPLATE_MIN_SECTIONS or len(set(headers)) < len(headers):
         return False
-    same: dict[tuple[str, ...], list[str]] = {}
-    for header, lines in zip(headers, bodies):
-        if lines:
-            same.setdefault(tuple(lines), []).append(header)
-    shared, heads = max(same.items(), key=lambda kv: len(kv[1]), default=((), []))
-    covered = sum(len(line) for line in shared) * len(heads)
-    return len(heads) >= _TEMPLATE_MIN_SECTIONS and len(set(heads)) == len(heads) and 2 * covered >= len(text)
+    seen = Counter(line for lines in bodies for line in set(lines))
+    shared = {line for line, n in seen.items() if n >= _TEMPLATE_MIN_SECTIONS}
+    filled = [lines for lines in bodies if lines and 2 * sum(line in shared for line in lines) >= len(lines)]
+    covered = sum(len(line) for lines in filled for line in lines if line in shared)
+    return len(filled) >= _TEMPLATE_MIN_SECTIONS and 3 * covered >= len(text)
 
 
 def find_cycle(keys: Sequence[Hashable], min_repeats: int, max_period: int) -> tuple[int, int, int, int] | None:

@@ -63,14 +63,15 @@ _MARGIN = 2.5     # ... and how many times the runner-up's count
 
 # A language named in the request (in English or in itself), or a translation asked for.
 _NAMES: dict[str, re.Pattern[str]] = {lang: re.compile(p, re.I) for lang, p in {
-    "en": r"english|ingl[eé]s|anglais|englisch|inglese|inggris|engels",
-    "es": r"spanish|espa[nñ]ol|castellano|espagnol|spanisch|spagnolo|spanyol|spaans",
-    "fr": r"french|fran[cç]ais|franc[eé]s|franz[oö]sisch|francese|perancis|frans",
-    "de": r"german|deutsch|alem[aã]n?|allemand|tedesco|jerman|duits",
-    "pt": r"portugu[eêé]s[ae]?|portuguese|portugais|portugiesisch|portoghese",
-    "it": r"italian[oa]?|italien(?:isch)?|italiano",
-    "id": r"indonesian|indonesia|bahasa",
-    "nl": r"dutch|nederlands|holand[eé]s|n[eé]erlandais|niederl[aä]ndisch|olandese|belanda",
+    "en": r"english|ingl[eé]s|anglais|englisch|inglese|inggris|engels|영어|英语|英文|英語",
+    "es": r"spanish|espa[nñ]ol|castellano|espagnol|spanisch|spagnolo|spanyol|spaans|스페인어|西班牙语|スペイン語",
+    "fr": r"french|fran[cç]ais|franc[eé]s|franz[oö]sisch|francese|perancis|frans|프랑스어|法语|フランス語",
+    "de": r"german|deutsch|alem[aã]n?|allemand|tedesco|jerman|duits|독일어|德语|ドイツ語",
+    "pt": r"portugu[eêé]s[ae]?|portuguese|portugais|portugiesisch|portoghese|포르투갈어|葡萄牙语|ポルトガル語",
+    "it": r"italian[oa]?|italien(?:isch)?|italiano|이탈리아어|意大利语|イタリア語",
+    "id": r"indonesian|indonesia|bahasa|인도네시아어|印尼语|インドネシア語",
+    "nl": r"dutch|nederlands|holand[eé]s|n[eé]erlandais|niederl[aä]ndisch|olandese|belanda"
+          r"|네덜란드어|荷兰语|オランダ語",
 }.items()}
 _TRANSLATE = re.compile(r"translat|tradu[cz]|[uü]bersetz|vertaal|terjemah", re.I)
 

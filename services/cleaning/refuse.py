@@ -290,7 +290,8 @@ _CONTENT_BEFORE = 150
 _ABOUT_REQUEST = re.compile(
     r"\b(?:help|assist)\s+(?:you\s+)?(?:with\s+)?(?:that|this|it|such)\b|\b(?:your|this|that|such\s+an?)\s+request\b"
     r"|\b(?:writ|draft|compos|creat|produc|generat|craft)\w*[^.!?\n]{0,40}?"
-    r"\b(?:letters?|e-?mails?|notes?|messages?|texts?|posts?|documents?|repl(?:y|ies))\b"
+    r"\b(?:letters?|e-?mails?|notes?|messages?|texts?|posts?|documents?|repl(?:y|ies)|speech(?:es)?|toasts?|cards?"
+    r"|invitations?|announcements?|eulog(?:y|ies)|vows?)\b|\bon\s+your\s+behalf\b"
     r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
     r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
     r"|(?:这种|这类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知)"

@@ -224,8 +224,11 @@ def _latin_ok(view: _View) -> bool:
     # The user's own turns: a system prompt is often English whatever language the user speaks. A
     # request is short, so three function words can name its language.
     user = _head(view, "user")
-    if not _mostly_latin(user):
+    if not user.strip():
         return True
+    if not _mostly_latin(user):
+        # A user writing Chinese, Japanese or Korean (with English terms) answered in Spanish or German.
+        return names_language(user, ours)
     theirs = latin_language(user, min_words=3)
     return theirs is None or theirs == ours or names_language(user, ours)
 
@@ -280,7 +283,9 @@ def _lang_ok(view: _View) -> bool:
     nu, u = _script_share(user)
     if nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
         return _other_script_ok(user, asst)
-    return bool(_TRANSLATE_RE.search(user))
+    # Asked for: a translation, or the reply's own language named ("스페인어로 알려줘").
+    return bool(_TRANSLATE_RE.search(user)) or (
+        (lang := latin_language(asst)) is not None and names_language(user, lang))
 
 
 # Within CJK text the scripts tell the languages apart: Hangul is Korean, kana is Japanese, and

@@ -373,3 +373,11 @@ def test_japanese_recounts_and_corrections_of_corrections_are_hesitations():
 ])
 def test_a_quoted_item_asked_for_on_n_lines_is_the_answer(request_text, line):
     assert not _row_dropped(request_text, "\n".join([line] * 12))
+
+
+def test_a_daily_template_with_one_line_of_its_own_per_day_is_no_loop():
+    extra = ["Plan the week", "Review flashcards", "Walk 15 minutes", "Review flashcards", "Write a weekly note"]
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+    body = "- [ ] Glass of water\n- [ ] 10 minutes of stretching\n- [ ] Check today's calendar\n- [ ] {}"
+    tracker = "\n\n".join(f"**{d}**\n" + body.format(e) for d, e in zip(days, extra))
+    assert not _row_dropped("Make a weekday morning checklist, mostly the same every day.", tracker)

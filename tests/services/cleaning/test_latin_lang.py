@@ -47,3 +47,10 @@ def test_a_chinese_reply_with_english_words_is_left_to_the_cjk_checks():
 
 def test_markup_tokens_are_no_words_of_a_language():
     assert latin_language("Canberra is the capital." + "<|im_start|>" * 30) in (None, "en")
+
+
+def test_a_korean_question_answered_in_spanish_is_a_mismatch():
+    row = chat("Kubernetes에서 pod가 계속 재시작될 때 확인 순서 알려줘", _SPANISH)
+    assert MessageSanityFilter().check(row["messages"]) == "lang_match"
+    row = chat("Kubernetes에서 pod 재시작 원인 확인 순서를 스페인어로 알려줘 (en español)", _SPANISH)
+    assert isinstance(MessageSanityFilter().check(row["messages"]), list)

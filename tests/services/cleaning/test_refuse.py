@@ -479,3 +479,10 @@ def test_declining_to_write_it_in_the_user_s_place_is_a_refusal(user, reply):
 def test_writing_it_in_the_user_s_place_when_asked_is_no_refusal():
     reply = "我来帮你写，这封信的重点是时间和诉求：\n\n王先生您好：\n热水器已坏三天，请于本周内安排维修。谢谢！"
     assert RefuseFilter()([chat("帮我给房东写一封催修热水器的信。", reply)])[1] == []
+
+
+def test_a_refusal_to_write_the_requested_speech_on_the_user_s_behalf_is_a_refusal():
+    reply = "I'm sorry, but I can't write personal toasts on your behalf. It means more coming from you."
+    assert len(RefuseFilter()([chat("Write a short toast for my sister's wedding, she loves hiking.", reply)])[1]) == 1
+    toast = "To Anna, who never met a trail she wouldn't climb. I'm sorry I can't promise the weather, but here's to you!"
+    assert RefuseFilter()([chat("Write a short toast for my sister's wedding, she loves hiking.", toast)])[1] == []
