@@ -44,7 +44,9 @@ _JA = (
 # Standalone syllables only: not preceded or followed by another hangul syllable.
 _KO = (
     r"잠깐(?:만요?)?[,.!…]|아\s+잠깐|(?<![가-힣])(?:음+|어+)(?![가-힣])(?=\s*[,.!?…~])"
-    r"|다시\s*(?:생각|시작|해보|해야)|헷갈(?:리기|리네|려서)|계속\s*(?:틀리|실수|잘못)"
+    r"|다시\s*(?:생각|시작|해보|해야|계산|확인해|하겠|할게|풀)|헷갈(?:리기|리네|려서)|계속\s*(?:틀리|실수|잘못)"
+    # "I got it wrong", "this one is wrong too": the assistant correcting itself.
+    r"|잘못\s*(?:계산|했|봤|읽)|틀렸(?:습니다|네요|어요|다)"
 )
 
 # English and CJK markers are separate patterns so ASCII text (most text) pays for one only.
@@ -84,7 +86,7 @@ _HES_TRIGGERS_CJK = ("等等", "等一等", "不不", "嗯嗯", "呃", "不对",
                      "搞错", "弄错", "犯了错", "犯错", "出错",
                      "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく", "いや", "し直",
                      "数え直", "訂正します", "いえ",
-                     "잠깐", "음", "어", "다시", "헷갈", "계속")
+                     "잠깐", "음", "어", "다시", "헷갈", "계속", "잘못", "틀렸")
 _CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")
 _CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再", "いや", "し直")
 

@@ -71,7 +71,7 @@ Family = tuple[tuple[tuple[str, ...], ...], str]
 # Korean 드리다 (to do for you) said to be hard: 도와드리기 어려워요, 대신 써 드리는 건 ... 어렵습니다
 # (어렵다 conjugates to 어려워/어려운/어려울).
 _KO_FOR_YOU_HARD = (r"[가-힣A-Za-z]\s*드리(?:기|는\s*(?:건|것은|것도|게))(?:는|가|도)?[^.!?。\n]{0,40}?"
-                    r"(?:어렵|어려[워웠운울]|곤란|조심스럽|적절하지\s*않|바람직하지\s*않|힘들)")
+                    r"(?:어렵|어려[워웠운울]|곤란|조심스럽|적절하지\s*않|바람직하지\s*않|힘들|제\s*역할이\s*아[니닙])")
 # Soft families: a pivot cue in the window cancels them.
 _SOFT_EN: tuple[Family, ...] = (
     ((_CANT_WORDS, _TASK_WORDS), _SELF + r".{0,25}?" + _CANT + r".{0,60}?\b" + _TASK + r"\b"),
@@ -339,7 +339,7 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "不给", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
-                 "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다")
+                 "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아")
 
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.

@@ -486,10 +486,10 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
 
 # Particles and endings that Korean and Chinese attach to the word before them (사과를, 我的): standing
 # alone between spaces, many of them, they are the remains of shuffled or scrambled words.
-# Korean: after a Hangul word only (after code or a number a spaced particle is a common habit);
+# Korean: after a Hangul word or a number (after code or an English word a spaced particle is a common habit);
 # 이, 가, 도 and 만 are left out, being words too (this, go, degrees, ten thousand).
 _KO_LOOSE = frozenset({"은", "는", "을", "를", "에", "에서", "으로", "의", "와", "과", "에게", "한테", "부터", "까지",
-                       "습니다", "입니다"})
+                       "습니다", "입니다", "요"})
 _ZH_LOOSE = frozenset({"的", "了", "吗", "呢", "吧", "着", "过"})
 # Japanese: after a word in kana or kanji (分かち書き the user asks for is exempted by the filter).
 _JA_LOOSE = frozenset({"は", "が", "を", "に", "の", "で", "と", "も", "へ", "から", "まで", "より", "ます", "です"})
@@ -497,7 +497,8 @@ _JA_END = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]$")
 _LOOSE_MIN = 4
 _LOOSE_SHARE = 0.08
 _TOKEN_STRIP = ".,!?;:。，！？；：、…\"'()（）「」"
-_HANGUL_END = re.compile(r"[\uac00-\ud7a3]$")
+# After a Hangul word or a number ("14 입니다", "55 는"): Korean writes both attached to what follows.
+_HANGUL_END = re.compile(r"[\uac00-\ud7a3\d%]$")
 
 
 _HANGUL = re.compile("[\uac00-\ud7a3]")

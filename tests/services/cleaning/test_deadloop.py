@@ -381,3 +381,9 @@ def test_a_daily_template_with_one_line_of_its_own_per_day_is_no_loop():
     body = "- [ ] Glass of water\n- [ ] 10 minutes of stretching\n- [ ] Check today's calendar\n- [ ] {}"
     tracker = "\n\n".join(f"**{d}**\n" + body.format(e) for d, e in zip(days, extra))
     assert not _row_dropped("Make a weekday morning checklist, mostly the same every day.", tracker)
+
+
+def test_korean_recalculations_and_admitted_mistakes_are_hesitations():
+    reply = ("합계는 120입니다.\n\n잠깐, 할인을 빼고 계산해야 하네요. 다시 계산하겠습니다. 합계는 108입니다.\n\n"
+             "아니, 제가 잘못 계산했네요. 다시 하겠습니다.\n\n잠깐, 이것도 틀렸습니다. 처음부터 다시 계산하겠습니다.")
+    assert _row_dropped("3만원짜리 4개에 10% 할인하면 얼마야?", reply)

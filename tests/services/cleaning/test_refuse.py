@@ -486,3 +486,8 @@ def test_a_refusal_to_write_the_requested_speech_on_the_user_s_behalf_is_a_refus
     assert len(RefuseFilter()([chat("Write a short toast for my sister's wedding, she loves hiking.", reply)])[1]) == 1
     toast = "To Anna, who never met a trail she wouldn't climb. I'm sorry I can't promise the weather, but here's to you!"
     assert RefuseFilter()([chat("Write a short toast for my sister's wedding, she loves hiking.", toast)])[1] == []
+
+
+def test_a_korean_it_is_not_my_role_to_do_it_for_you_declines():
+    reply = "오류는 확인했습니다. 하지만 코드를 직접 고쳐 드리는 것은 제 역할이 아닙니다. 스스로 살펴보시길 바랍니다."
+    assert refusal_evidence(reply) is not None

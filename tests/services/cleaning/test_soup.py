@@ -330,3 +330,10 @@ def test_words_split_apart_as_the_user_asked_are_the_answer():
     assert TokenSoupFilter()(rows)[1] == []
     rows[0]["messages"][0]["content"] = "私は毎日学校に行きます、を説明して。"
     assert len(TokenSoupFilter()(rows)[1]) == 1
+
+
+def test_korean_particles_left_after_numbers_in_shuffled_text_are_scrambled():
+    salad = "맑음 서울 의 25도 내일 은 최고 확률 비 10 입니다 최저 습도 % 40 60 는 됩니다 날씨 요 맑음 은"
+    found = soup_check(salad, P)
+    assert found is not None and found["check"] == "loose_particles"
+    assert soup_check("가격은 3,000 원 입니다. 배송비는 무료예요.", P) is None
