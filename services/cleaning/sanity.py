@@ -15,7 +15,7 @@ import orjson
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
-from services.cleaning.latin_lang import latin_language, names_language
+from services.cleaning.languages import asks_for_translation, latin_language, names_language
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.text import (
     cjk_count,
@@ -179,12 +179,6 @@ def _content_ok(msgs: list[Msg], view: _View, p: SanityParams) -> bool:
 
 
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
-# Translation and language-practice requests are answered in another script on purpose.
-_TRANSLATE_RE = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|"
-                           r"translat|in english|in chinese|in japanese|in korean"
-                           r"|in (?:russian|ukrainian|greek|arabic|hebrew|hindi|thai)\b|俄语|俄文|ロシア語|러시아어"
-                           r"|по-(?:русски|английски)|на (?:русском|английском)|переве",
-                           re.I)
 # Letters of the scripts beyond Latin and CJK, one range each: Greek, Cyrillic, Hebrew, Arabic,
 # Devanagari, Thai.
 _OTHER_SCRIPT_RANGES = ("\u0370-\u03ff", "\u0400-\u04ff", "\u0590-\u05ff", "\u0600-\u06ff", "\u0900-\u097f",
@@ -284,18 +278,13 @@ def _lang_ok(view: _View) -> bool:
     if nu < 10 or not ((u >= 0.3 and a < 0.02) or (a >= 0.3 and u < 0.02)):
         return _other_script_ok(user, asst)
     # Asked for: a translation, or the reply's own language named ("스페인어로 알려줘").
-    return bool(_TRANSLATE_RE.search(user)) or (
+    return asks_for_translation(user) or (
         (lang := latin_language(asst)) is not None and names_language(user, lang))
 
 
 # Within CJK text the scripts tell the languages apart: Hangul is Korean, kana is Japanese, and
 # Chinese uses neither. A reply in the family's other language is a mismatch unless the request
 # names that language (or asks for a translation).
-_NAMES_LANGUAGE = {
-    "zh": re.compile(r"中文|汉语|漢語|华语|普通话|中国語|중국어|chinese|mandarin", re.I),
-    "ja": re.compile(r"日本語|日语|日文|일본어|japanese", re.I),
-    "ko": re.compile(r"한국어|한글|韩语|韩文|韓国語|korean", re.I),
-}
 
 
 # Simplified forms Japanese never writes (这, 们, 说, 个 ...): a reply of kanji alone may be a Japanese
@@ -334,7 +323,7 @@ def _cjk_family_ok(user: str, asst: str) -> bool:
     theirs, ours = _cjk_language(user, theirs_counts), _cjk_language(asst, ours_counts, strict=True)
     if theirs is None or ours is None or theirs == ours:
         return True
-    return bool(_TRANSLATE_RE.search(user) or _NAMES_LANGUAGE[ours].search(user))
+    return asks_for_translation(user) or names_language(user, ours)
 
 
 def _other_script_ok(user: str, asst: str) -> bool:
@@ -351,7 +340,7 @@ def _other_script_ok(user: str, asst: str) -> bool:
         theirs = len(script.findall(other))
         letters = sum(cjk_latin_counts(other)) + len(_ANY_OTHER_SCRIPT.findall(other))
         if letters >= other_min and theirs < 0.02 * letters:
-            return bool(_TRANSLATE_RE.search(user))
+            return asks_for_translation(user)
     return True
 
 

@@ -1,9 +1,10 @@
-"""Which Latin-script language a text is written in, by its function words (en, es, fr, de, pt, it, id, nl).
+"""Languages for the language-match check: which Latin-script language a text is written in, and whether a
+request names a language or asks for a translation.
 
 Scripts tell Chinese from Korean, but English, Spanish and Indonesian share one: their most frequent
-words do not. Each language has a set of short words that carry no topic; a text is said to be in a
-language only when that language's words clearly outnumber every other's, so mixed or short text gets
-no call.
+words do not. Each language (en, es, fr, de, pt, it, id, nl) has a set of short words that carry no
+topic; a text is said to be in a language only when that language's words clearly outnumber every
+other's, so mixed or short text gets no call.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from collections import Counter
 from operator import methodcaller
 
-__all__ = ["latin_language", "names_language"]
+__all__ = ["asks_for_translation", "latin_language", "names_language"]
 
 _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset({
@@ -61,7 +62,7 @@ _STRIP = methodcaller("strip", ".,;:!?¡¿()[]{}\"'«»“”‘’—-*_<>|/")
 _MIN_WORDS = 6    # function words a language needs before it can be named
 _MARGIN = 2.5     # ... and how many times the runner-up's count
 
-# A language named in the request (in English or in itself), or a translation asked for.
+# A language named in the request (in English, in itself, or in Chinese, Japanese or Korean).
 _NAMES: dict[str, re.Pattern[str]] = {lang: re.compile(p, re.I) for lang, p in {
     "en": r"english|ingl[eé]s|anglais|englisch|inglese|inggris|engels|영어|英语|英文|英語",
     "es": r"spanish|espa[nñ]ol|castellano|espagnol|spanisch|spagnolo|spanyol|spaans|스페인어|西班牙语|スペイン語",
@@ -72,8 +73,20 @@ _NAMES: dict[str, re.Pattern[str]] = {lang: re.compile(p, re.I) for lang, p in {
     "id": r"indonesian|indonesia|bahasa|인도네시아어|印尼语|インドネシア語",
     "nl": r"dutch|nederlands|holand[eé]s|n[eé]erlandais|niederl[aä]ndisch|olandese|belanda"
           r"|네덜란드어|荷兰语|オランダ語",
+    "zh": r"中文|汉语|漢語|华语|普通话|中国語|중국어|chinese|mandarin",
+    "ja": r"日本語|日语|日文|일본어|japanese",
+    "ko": r"한국어|한글|韩语|韩文|韓国語|korean",
 }.items()}
+# A translation asked for, in the languages a request is written in.
 _TRANSLATE = re.compile(r"translat|tradu[cz]|[uü]bersetz|vertaal|terjemah", re.I)
+# Requests answered in another script on purpose: a translation, or language practice in a named
+# language (English, Chinese, Japanese, Korean, Russian, ...).
+_OTHER_SCRIPT_ASKED = re.compile(r"翻译|译成|翻訳|번역|英语|英文|英語|영어|"
+                                 r"translat|in english|in chinese|in japanese|in korean"
+                                 r"|in (?:russian|ukrainian|greek|arabic|hebrew|hindi|thai)\b"
+                                 r"|俄语|俄文|ロシア語|러시아어"
+                                 r"|по-(?:русски|английски)|на (?:русском|английском)|переве",
+                                 re.I)
 
 
 def latin_language(text: str, *, max_chars: int = 1000, min_words: int = _MIN_WORDS) -> str | None:
@@ -88,6 +101,11 @@ def latin_language(text: str, *, max_chars: int = 1000, min_words: int = _MIN_WO
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     (top, n), (_, runner_up) = ranked[0], ranked[1]
     return top if n >= min_words and n >= _MARGIN * runner_up else None
+
+
+def asks_for_translation(request: str) -> bool:
+    """True when ``request`` asks for a translation or for an answer in a named other-script language."""
+    return bool(_OTHER_SCRIPT_ASKED.search(request))
 
 
 def names_language(request: str, lang: str) -> bool:

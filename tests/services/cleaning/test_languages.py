@@ -1,6 +1,6 @@
 import pytest
 
-from services.cleaning.latin_lang import latin_language, names_language
+from services.cleaning.languages import latin_language, names_language
 from services.cleaning.sanity import MessageSanityFilter
 from tests.services.cleaning.builders import chat
 
