@@ -201,11 +201,14 @@ class HardFilter(ParamStep[HardFilterParams]):
             return "all_empty_assistant"
         return None
 
+    def _floor(self, dense: bool) -> int:
+        """The shallow-reply floor: the dense-script one when the reply or the request is dense."""
+        p = self.params
+        return p.min_assistant_chars_2turn_cjk if dense else p.min_assistant_chars_2turn
+
     def _substantive(self, assts: list[dict[str, Any]]) -> bool:
         reply = message_text(assts[0].get("content")).strip() if assts else ""
-        p = self.params
-        floor = p.min_assistant_chars_2turn_cjk if _dense(reply) else p.min_assistant_chars_2turn
-        return len(reply) >= _SUBSTANTIVE_FLOORS * max(floor, 1)
+        return len(reply) >= _SUBSTANTIVE_FLOORS * max(self._floor(_dense(reply)), 1)
 
     @staticmethod
     def _short_answer_given(user: dict[str, Any], assts: list[dict[str, Any]]) -> bool:
@@ -220,7 +223,6 @@ class HardFilter(ParamStep[HardFilterParams]):
         short by nature. The floor is the dense-script one when the request or the reply is dense:
         an English word answering a Chinese request is as complete as a Chinese one.
         """
-        p = self.params
         users = [m for m in msgs if m.get("role") == "user"]
         assts = [m for m in msgs if m.get("role") == "assistant"]
         if not users or not assts:
@@ -249,8 +251,7 @@ class HardFilter(ParamStep[HardFilterParams]):
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():
             return {**window, "check": "acknowledgement_only", "turns": len(msgs)}
         if len(users) == 1 and len(assts) == 1:
-            dense = _dense(text) or _dense(asked)
-            floor = p.min_assistant_chars_2turn_cjk if dense else p.min_assistant_chars_2turn
+            floor = self._floor(_dense(text) or _dense(asked))
             if len(text) < floor and not short_ok():
                 return {**window, "check": "below_floor", "floor": floor}
         return None
@@ -271,8 +272,7 @@ class HardFilter(ParamStep[HardFilterParams]):
         if "?" in text or "？" in text:
             return None
         asked = next((message_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")
-        p = self.params
-        floor = p.min_assistant_chars_2turn_cjk if _dense(text) or _dense(asked) else p.min_assistant_chars_2turn
+        floor = self._floor(_dense(text) or _dense(asked))
         if len(text) >= floor or not asks_for_detail(asked[:REQUEST_HEAD_CHARS]):
             return None
         return {"check": "summary_below_floor", "window": text[:120], "reply_chars": len(text), "floor": floor,

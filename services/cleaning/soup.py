@@ -412,7 +412,8 @@ _LIST_SEP_RE = re.compile(r"[,，、]|\s(?:and|or|und|et|y|и|和|或)\s")
 
 
 # Presence of each script family (the "other" family may hold several): a C-speed screen.
-_SCRIPT_PRESENT = (re.compile("[A-Za-z]"), re.compile("[\u3040-\u30ff\u4e00-\u9fff]"), re.compile("[\uac00-\ud7a3]"),
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+_SCRIPT_PRESENT = (re.compile("[A-Za-z]"), re.compile("[\u3040-\u30ff\u4e00-\u9fff]"), _HANGUL,
                    re.compile("[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]"))
 
 
@@ -499,9 +500,6 @@ _LOOSE_SHARE = 0.08
 _TOKEN_STRIP = ".,!?;:。，！？；：、…\"'()（）「」"
 # After a Hangul word or a number ("14 입니다", "55 는"): Korean writes both attached to what follows.
 _HANGUL_END = re.compile(r"[\uac00-\ud7a3\d%]$")
-
-
-_HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
 def loose_particles(text: str) -> Evidence | None:
