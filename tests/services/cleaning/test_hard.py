@@ -94,6 +94,17 @@ def test_bad_params_raise_invalid_input(bad):
     ("下面哪个不是水果：苹果、香蕉、土豆、葡萄", "土豆"),
     ("次のうち仲間外れのものはどれですか？ 犬、猫、鯨、鉛筆", "鉛筆"),
     ("다음 중 어느 것이 포유류가 아닌가요? 고래, 박쥐, 상어, 사자", "상어"),
+    # A lookup of the first by some measure takes a name.
+    ("Which is the longest river in South America?", "The Amazon."),
+    ("Who was the first woman to win a Nobel Prize?", "Marie Curie (physics, 1903)."),
+    ("世界上最深的湖是哪个？", "贝加尔湖。"),
+    ("日本で一番長い川は？", "信濃川です。"),
+    ("세계에서 가장 큰 사막은 어디야?", "남극이에요."),
+    # A number asked for in digits is the whole answer.
+    ("Write two to the power of forty in digits.", "1099511627776"),
+    ("把一百万写成阿拉伯数字。", "1000000"),
+    ("二の十乗を数字で書いて。", "1024"),
+    ("천이백삼십사를 숫자로 적어줘.", "1234"),
 ])
 def test_short_answers_to_short_by_nature_requests_are_kept(turns):
     assert _reason(chat(*turns)) is None
@@ -227,33 +238,12 @@ def test_terse_answers_the_user_asked_for_are_not_shallow(request_text, reply):
     assert _reason(chat(request_text, reply)) is None
 
 
-@pytest.mark.parametrize("turns", [
-    ("Which is the longest river in South America?", "The Amazon."),
-    ("Who was the first woman to win a Nobel Prize?", "Marie Curie (physics, 1903)."),
-    ("世界上最深的湖是哪个？", "贝加尔湖。"),
-    ("日本で一番長い川は？", "信濃川です。"),
-    ("세계에서 가장 큰 사막은 어디야?", "남극이에요."),
-])
-def test_a_lookup_of_the_first_by_some_measure_takes_a_name(turns):
-    assert _reason(chat(*turns)) is None
-
-
 @pytest.mark.parametrize("question", [
     "What's the biggest mistake first-time founders make?",  # no measure of a named place: an opinion
     "我们团队最大的问题是什么？",
 ])
 def test_an_open_superlative_question_still_wants_substance(question):
     assert _reason(chat(question, "Hiring.")) == "shallow_reply"
-
-
-@pytest.mark.parametrize("turns", [
-    ("Write two to the power of forty in digits.", "1099511627776"),
-    ("把一百万写成阿拉伯数字。", "1000000"),
-    ("二の十乗を数字で書いて。", "1024"),
-    ("천이백삼십사를 숫자로 적어줘.", "1234"),
-])
-def test_a_number_asked_for_in_digits_is_the_whole_answer(turns):
-    assert _reason(chat(*turns)) is None
 
 
 @pytest.mark.parametrize(("question", "reply"), [

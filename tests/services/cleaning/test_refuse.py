@@ -433,24 +433,22 @@ def test_a_polite_korean_offer_to_do_it_for_you_is_not_a_decline():
      "축사는 진심이 중요해서, 제가 대신 써 드리면 오히려 마음이 덜 전해질 수 있어요. 그래서 직접 써 보시길 권해 드려요.\n\n"
      "대신 팁을 드리면:\n- 짧게\n- 추억 하나\n- 축복으로 마무리"),
     ("영문 이력서로 번역해 줘.", "이력서를 대신 번역해 드리는 것은 채용 과정에서 적절하지 않을 수 있습니다. 직접 번역해 보세요."),
+    ("팀장님께 보낼 감사 메시지 써 줘.", "이런 글은 진심이 중요해서, 제가 대신 써 드리기보다는 직접 써 보시는 걸 권해 드려요. 응원할게요!"),
+    ("見積書に添える送付状を書いてください。",
+     "恐れ入りますが、お見積書の送付状を作成することは控えさせていただきます。ご担当者様とご相談ください。"),
+    ("転職用の自己PRを300字で書いてください。",
+     "自己PRはご本人の言葉が大切なので、私が代わりに書いてしまうのは適切ではありません。代わりに、強みを三つ挙げてみてください。"),
+    ("帮我给房东写一封催修热水器的信。", "我理解您的着急，不过这封信由我代为撰写并不合适，所以这封信我就不帮您写了。建议您直接打电话。"),
 ])
-def test_korean_declines_that_weigh_the_help_and_send_the_user_off_are_refusals(user, reply):
+def test_declines_that_weigh_the_help_refrain_or_send_the_user_off_are_refusals(user, reply):
+    # Korean 조심스럽습니다 / 직접 써 보시길 / 대신 ... 드리기보다는, Japanese 控えさせていただきます and
+    # 代わりに書くのは適切ではありません, Chinese 由我代为撰写并不合适 / 我就不帮您写了.
     assert len(RefuseFilter()([chat(user, reply)])[1]) == 1
 
 
 def test_a_korean_offer_that_explains_why_it_writes_it_is_no_decline():
     reply = "제가 대신 써 드리면 시간이 절약되니 초안을 먼저 드릴게요.\n\n안녕하세요, 박 이사님. 이번 제휴 건은 예산 문제로 함께하기 어렵게 되었습니다."
     assert RefuseFilter()([chat("박 이사님께 보낼 거절 회신 메일 써 줘.", reply)])[1] == []
-
-
-def test_a_japanese_decline_that_refrains_is_a_refusal():
-    reply = "恐れ入りますが、お見積書の送付状を作成することは控えさせていただきます。ご担当者様とご相談ください。"
-    assert len(RefuseFilter()([chat("見積書に添える送付状を書いてください。", reply)])[1]) == 1
-
-
-def test_a_korean_rather_than_writing_it_for_you_write_it_yourself_is_a_refusal():
-    reply = "이런 글은 진심이 중요해서, 제가 대신 써 드리기보다는 직접 써 보시는 걸 권해 드려요. 응원할게요!"
-    assert len(RefuseFilter()([chat("팀장님께 보낼 감사 메시지 써 줘.", reply)])[1]) == 1
 
 
 @pytest.mark.parametrize("reply", [
@@ -466,14 +464,6 @@ def test_a_pivot_to_other_help_or_a_referral_elsewhere_still_declines(reply):
 def test_declining_for_fairness_is_an_ethical_decline():
     found = refusal_evidence("I can't rewrite your application essay, since that would be unfair to the other applicants.")
     assert found is not None and found["check"] == "ethical_decline"
-
-
-@pytest.mark.parametrize(("user", "reply"), [
-    ("帮我给房东写一封催修热水器的信。", "我理解您的着急，不过这封信由我代为撰写并不合适，所以这封信我就不帮您写了。建议您直接打电话。"),
-    ("転職用の自己PRを300字で書いてください。", "自己PRはご本人の言葉が大切なので、私が代わりに書いてしまうのは適切ではありません。代わりに、強みを三つ挙げてみてください。"),
-])
-def test_declining_to_write_it_in_the_user_s_place_is_a_refusal(user, reply):
-    assert len(RefuseFilter()([chat(user, reply)])[1]) == 1
 
 
 def test_writing_it_in_the_user_s_place_when_asked_is_no_refusal():
