@@ -12,7 +12,7 @@ from shared.clients.transport import APPS
 from shared.settings import Settings
 from shared.web import ServiceSpec, create_app
 
-__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app", "command_modules",
+__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app",
            "create_all_in_one_app", "service_spec"]
 
 SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
@@ -26,19 +26,6 @@ def service_spec(name: str) -> ServiceSpec:
     import importlib
 
     return importlib.import_module(f"services.{name}.app").SERVICE  # type: ignore[no-any-return]
-
-
-def command_modules() -> list[Any]:
-    """Every service's command-line module (``services.<name>.cli``, with ``register(app)``), in service order.
-
-    Found by name, as ``service_spec`` finds apps, so the command line knows service names and not their
-    modules; only the command modules load (a ``trajforge`` call does not build every app).
-    """
-    import importlib
-    import importlib.util
-
-    names = [f"services.{name}.cli" for name in SERVICE_NAMES]
-    return [importlib.import_module(n) for n in names if importlib.util.find_spec(n) is not None]
 
 
 def all_specs() -> list[ServiceSpec]:

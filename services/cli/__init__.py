@@ -6,13 +6,28 @@ It composes every service's commands, so it lives beside the all-in-one app
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+from types import ModuleType
+
 import typer
 
 from services import demo
-from services.app import command_modules
 from services.cli import db, keys, run
+from shared.topology import SPLIT_SERVICES
 
-__all__ = ["app", "main"]
+__all__ = ["app", "command_modules", "main"]
+
+
+def command_modules() -> list[ModuleType]:
+    """Every service's command-line module (``services.<name>.cli``, with ``register(app)``), in service order.
+
+    Found by name, so the command line knows service names and not their modules; only the command
+    modules load (a ``trajforge`` call does not build every app).
+    """
+    names = [f"services.{name}.cli" for name in SPLIT_SERVICES]
+    return [importlib.import_module(n) for n in names if importlib.util.find_spec(n) is not None]
+
 
 app = typer.Typer(name="trajforge", help="trajforge: the data plane for agentic RL.", no_args_is_help=True,
                   add_completion=False)
