@@ -35,6 +35,7 @@ from prometheus_client import Counter, Gauge
 
 from services.functions.errors import ComponentLoadError
 from services.functions.instance import CallFailed, WorkerInstance
+from shared.aio import wait_event
 from shared.cgroups import CgroupHost
 from shared.schema.functions import FunctionComponentRuntime
 from shared.settings import Settings
@@ -250,8 +251,7 @@ class ComponentPool:
 
     async def _scale_loop(self) -> None:
         while not self._closed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.functions_scale_interval_s)
+            await wait_event(self._wake, self.settings.functions_scale_interval_s)
             if self._closed:
                 return
             self._wake.clear()

@@ -28,7 +28,6 @@ shows once that replica's flusher has written it (normally within one batch).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from datetime import UTC, datetime
@@ -37,6 +36,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from shared.aio import wait_event
 from shared.db.models import GatewayTraceRow
 from shared.db.upsert import insert_ignore_committed
 from shared.ids import fast_uuid4
@@ -181,8 +181,7 @@ class DbTraceSink:
         """Give a batch up to ``linger_s`` to fill, unless it is full already or a flush is waiting."""
         if self.linger_s <= 0 or self._queue.qsize() + 1 >= self.batch_size or self._hurry.is_set():
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._hurry.wait(), self.linger_s)
+        await wait_event(self._hurry, self.linger_s)
 
     async def _write(self, batch: list[TraceRecord]) -> None:
         async with self.sessionmaker() as db:

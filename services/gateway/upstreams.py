@@ -18,6 +18,7 @@ from services.gateway.errors import PathNotAllowed, UnknownModel
 from services.gateway.http1 import ConnectFailed, Http1Client, Http1Error, Http1Response, ReadTimedOut
 from services.gateway.inproc import AsgiResponse, InProcessClient
 from services.gateway.retry import is_retryable_status, retry_delay_s
+from shared.aio import wait_event
 from shared.errors import Draining, UpstreamError, UpstreamTimeout, UpstreamUnavailable
 
 #: What the pool sends through: HTTP/1.1 only, or in-process apps plus HTTP/1.1.
@@ -112,11 +113,7 @@ class UpstreamPool:
 
     async def wait_idle(self, timeout_s: float) -> bool:
         """Wait until no call is in flight; False on timeout."""
-        try:
-            await asyncio.wait_for(self._idle.wait(), timeout_s)
-        except TimeoutError:
-            return False
-        return True
+        return await wait_event(self._idle, timeout_s)
 
     @property
     def inflight(self) -> int:

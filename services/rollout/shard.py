@@ -15,7 +15,6 @@ are cancelled with them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -33,6 +32,7 @@ from services.rollout.remote import ServiceLink, open_service_link
 from services.rollout.schemas import RolloutRunSpec
 from services.rollout.scoring import GroupScores, score_group, truth_of
 from services.rollout.teacher import TeacherScorer
+from shared.aio import wait_event
 from shared.db.models import RolloutJobRow, TrajectoryGroupRow
 from shared.errors import ServiceUnavailable, TrajforgeError, UpstreamError
 from shared.schema import Trajectory
@@ -285,9 +285,7 @@ class ShardRun:
 
     async def _watch(self, tasks: list[asyncio.Task[bool]], stop: asyncio.Event) -> None:
         while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.settings.rollout_poll_s)
-            if stop.is_set():
+            if await wait_event(stop, self.settings.rollout_poll_s):
                 return
             job = await self._db_call(lambda s: repo.get_job(s, self.job_id))
             if job.cancel_requested:

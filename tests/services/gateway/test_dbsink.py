@@ -99,3 +99,18 @@ async def test_records_arriving_while_a_batch_lingers_share_its_transaction(
     records = await sink.session("y")
     await sink.close()
     assert [r.sequence for r in records] == [0, 1, 2, 3, 4] and sink.batches == 1
+
+
+async def test_a_cancel_landing_as_a_lingering_batch_is_hurried_stops_the_flusher(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    # A flush (which hurries the batch) and a stop in the same turn: the flusher must end, not run on.
+    sink = DbTraceSink(sessionmaker, linger_s=3600)
+    await sink.write(_record("w", 0))
+    await asyncio.sleep(0.05)  # the flusher has taken the record and lingers
+    task = sink._task
+    assert task is not None
+    sink._hurry.set()
+    task.cancel()
+    done, _ = await asyncio.wait([task], timeout=5)
+    assert done and task.cancelled()  # (the lingering record is abandoned with the sink: no close here)
