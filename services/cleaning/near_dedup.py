@@ -17,13 +17,15 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from datasketch import MinHash
-from datasketch.lsh import _optimal_param
 
 from services.cleaning.base import Row, Step, StepOutput
 from shared.schema import content_text
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 __all__ = ["DROP_REASON", "NearDedupFilter", "NearDedupIndex", "conversation_text"]
 
@@ -101,12 +103,16 @@ class NearDedupFilter(Step):
     def minhash(self, text: str) -> MinHash:
         """The MinHash of ``text``'s character shingles, as a datasketch object (same values as ``signature``)."""
         a, b = self._permutations()
+        from datasketch import MinHash  # imported on use: datasketch pulls in scipy (~0.4 s per process)
+
         return MinHash(num_perm=self.num_perm, seed=self.seed, hashvalues=self.signature(text),
                        permutations=(a[:, 0], b[:, 0]), scheme="affine32")
 
     def _permutations(self) -> tuple[np.ndarray, np.ndarray]:
         # datasketch's own permutation parameters for this seed, made once (it makes them per MinHash).
         if self._perm is None:
+            from datasketch import MinHash
+
             a, b = MinHash(num_perm=self.num_perm, seed=self.seed, scheme="affine32").permutations
             self._perm = (np.asarray(a, dtype=np.uint32)[:, None], np.asarray(b, dtype=np.uint32)[:, None])
         return self._perm
@@ -151,6 +157,8 @@ class NearDedupIndex:
     def __init__(self, step: NearDedupFilter, path: str | Path | None = None, *,
                  cache_mib: int = 64) -> None:
         self._step = step
+        from datasketch.lsh import _optimal_param
+
         self._bands, self._rows = _optimal_param(step.threshold, step.num_perm, 0.5, 0.5)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if path is None:
