@@ -26,6 +26,7 @@ from services.cleaning.requests import (
     closed_question,
 )
 from services.cleaning.text import (
+    cjk_count,
     cjk_ratio,
     is_agent_row,
     message_text,
@@ -34,7 +35,8 @@ from services.cleaning.text import (
     split_think,
 )
 
-__all__ = ["DeadLoopFilter", "DeadLoopParams", "find_cycle", "ngram_repetition", "repeated_item", "repeated_paragraph",
+__all__ = ["DeadLoopFilter", "DeadLoopParams", "find_cycle", "ngram_repetition", "repeated_item", "repeated_list_head",
+           "repeated_paragraph",
            "repeated_units", "repetition_exceeds"]
 
 
@@ -71,6 +73,8 @@ class DeadLoopParams(StepParams):
         4, ge=0, description="The same call, or cycle of up to 3 calls, with the same results N times in a row "
                              "is a loop (0 = off).")
     max_item_repeats: int = Field(10, ge=0, description="One list item or line this many times is a loop (0 = off).")
+    check_list_heads: bool = Field(
+        True, description="Drop a list whose item heads name one thing again and again in other words.")
     max_sentence_repeats: int = Field(
         4, ge=0, description="One sentence or line, or a block of up to 6, this many times in a row is a loop when "
                              "it fills item_repeat_share of the text (0 = off).")
@@ -93,7 +97,7 @@ _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ITEM_SEPARATORS = (",", "，", "、", ";", "；")
 _MARKER_RE = re.compile(r"^\s*(?:[-*•·+]|\d{1,3}[.)、:]|[（(]\d{1,3}[)）]|[a-zA-Z][.)]|[①-⑳])\s*")
 _ITEM_STRIP = " \t.。!！?？:：-*•"
-_REPETITION_CHECKS = ("repetition", "repeated_item", "repeated_sentence", "repeated_paragraph")
+_REPETITION_CHECKS = ("repetition", "repeated_item", "repeated_sentence", "repeated_paragraph", "repeated_list_head")
 _TAIL = itemgetter(slice(-2, None))
 _RSTRIP = methodcaller("rstrip", _ITEM_STRIP)
 _MAX_LOOP_PERIOD = 3  # cycles of up to this many distinct calls or sentences (A, B, A, B, ...) count as loops
@@ -269,6 +273,108 @@ def _meaningful_unit(unit: str) -> bool:
     if not any(c.isalpha() for c in unit):
         return False
     return len(unit.split()) >= 2 if unit.isascii() else len(unit) >= 4  # はい, いいえ, 是的, 아니요: closed values
+
+
+# A list item's head: its bold lead, else what comes before its first separator.
+_ITEM_LINE_RE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]+(.+)$", re.M)
+_BOLD_HEAD_RE = re.compile(r"^\*\*(.+?)\*\*")
+_HEAD_END_RE = re.compile(r"[:：—–（(]|\s-\s")
+_LATIN_WORD_RE = re.compile(r"[a-z][a-z']+")
+_HANGUL_WORD_RE = re.compile(r"[가-힣]{2,}")
+_CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}")
+_HEAD_STOPWORDS = frozenset({
+    "the", "and", "for", "with", "your", "you", "from", "into", "that", "this", "are", "how", "what", "its", "use",
+    "can", "get", "more", "not", "all", "our", "out"
+})
+# Korean verb endings are shared by any list of tips or steps (kana-only pairs are skipped in _head_tokens).
+_HEAD_STOP_BIGRAMS = frozenset({
+    "세요", "하세", "해요", "니다", "습니", "하기", "하는", "하고", "에서", "으로", "합니", "드세", "보세", "주세"
+})
+# A schedule or a procedure repeats its unit word in every head (Day 1, Step 2, 第3天, 2日目, 1일차).
+_ENUMERATOR_TOKENS = frozenset({
+    "day", "days", "week", "weeks", "step", "steps", "part", "chapter", "round", "level", "phase", "month", "stage",
+    "lesson", "session", "option", "tip", "idea"
+}) | {"日目", "第一", "일차", "단계", "주차"}
+_MIN_LIST_ITEMS = 6
+_CHECKBOX_RE = re.compile(r"^\[[ xX]?\]\s*")
+_SHORT_ITEM = 30  # an item this short (CJK characters weigh double) names its thing whole
+_HEAD_SHARE_FIFTHS = 3  # most item heads: three in five
+
+
+def _head_tokens(head: str) -> set[str]:
+    low = head.lower()
+    tokens = {w.rstrip("'s") for w in _LATIN_WORD_RE.findall(low) if len(w) >= 3} - _HEAD_STOPWORDS
+    for word in _HANGUL_WORD_RE.findall(head):
+        tokens.update(word[i:i + 2] for i in range(len(word) - 1))
+    for run in _CJK_RUN_RE.findall(head):
+        # Pure kana pairs are grammar (です, ます); a pair with a kanji or katakana names something.
+        tokens.update(run[i:i + 2] for i in range(len(run) - 1)
+                      if not all("\u3040" <= c <= "\u309f" for c in run[i:i + 2]))
+    return tokens - _HEAD_STOP_BIGRAMS
+
+
+def _item_head(item: str) -> tuple[str, bool]:
+    """(the item's head, whether the head is the thing itself: a bold lead or a short item), or ("", False).
+
+    A head before a colon may be a label ("Note:", "확인:") that repeats by design; a long item
+    without one is a sentence, and sentences share words by nature."""
+    item = _CHECKBOX_RE.sub("", item.strip())
+    bold = _BOLD_HEAD_RE.match(item)
+    if bold:
+        return bold.group(1), True
+    end = _HEAD_END_RE.search(item)
+    if end:
+        # A parenthesis qualifies the thing named before it ("Passport (valid 6 months)"); a colon
+        # or a dash may follow a label.
+        return item[:end.start()][:60], end.group(0) in "（("
+    return (item, True) if len(item) + cjk_count(item) <= _SHORT_ITEM else ("", False)
+
+
+def _chained(tokens: list[str]) -> int:
+    """How many words ``tokens`` make: CJK pairs that overlap (学生 + 生们) are one word."""
+    words = len(tokens)
+    pairs = {t for t in tokens if len(t) == 2 and not t.isascii()}
+    for t in pairs:
+        if any(u[0] == t[1] for u in pairs if u != t):
+            words -= 1
+    return words
+
+
+def repeated_list_head(text: str, request: str = "") -> Evidence | None:
+    """Evidence that one thing fills a list under different words, or None.
+
+    A stuck list names the same thing item after item, each with a new line of text ("Build a
+    blanket fort", "Blanket fort movie time", "Fort building challenge"; 浅草寺 seven times in
+    ten sights). Two content words (or CJK pairs) shared by most item heads is that; one is a
+    template ("Visit the Louvre", "Visit Versailles"). Words of the request are the topic, not
+    a repeat (the Harry Potter books); unit words (Day, Step, 第3天) are a schedule.
+    """
+    if text.count("\n") < _MIN_LIST_ITEMS - 1:
+        return None
+    items = [_item_head(m.group(1)) for m in _ITEM_LINE_RE.finditer(text)]
+    if len(items) < _MIN_LIST_ITEMS:
+        return None
+    need = max(4, -(-_HEAD_SHARE_FIFTHS * len(items) // 5))  # ceil(3n / 5) in integers
+    heads = [h for h, _ in items if h]
+    if len(heads) < need:
+        return None
+    asked = request.lower()
+    window = " / ".join(heads[:4])[:120]
+    # The same thing named word for word (labels aside).
+    same = Counter(" ".join(h.lower().strip(_ITEM_STRIP).split()) for h, itself in items if itself)
+    if same:
+        head, k = same.most_common(1)[0]
+        if k >= need and head and head not in asked and head not in _ANSWER_VALUES:
+            return {"check": "repeated_list_head", "words": [head], "count": k, "items": len(items), "window": window}
+    # The same thing in other words: two words of it in most heads.
+    counts: Counter[str] = Counter()
+    for h in heads:
+        counts.update(_head_tokens(h))
+    shared = [t for t, n in counts.most_common() if n >= need and t not in asked]
+    if _chained(shared) < 2 or any(t in _ENUMERATOR_TOKENS for t, n in counts.items() if n >= need):
+        return None
+    return {"check": "repeated_list_head", "words": shared[:4], "count": counts[shared[0]], "items": len(items),
+            "window": window}
 
 
 def is_script(text: str) -> bool:
@@ -587,6 +693,8 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
             elif m.get("role") == "assistant":
                 text = texts[i] if texts is not None else None
                 found = self.stuck_evidence(m, text=text)
+                if found is None and self.params.check_list_heads:
+                    found = self._list_head(m, text, user)
                 # Only a turn that hesitates asks whether fiction was requested (most never do), or
                 # is itself a script: characters hesitating are not the assistant (though a closed
                 # question, "What is 2 + 2?", is never answered by a script).
@@ -605,6 +713,14 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
                 if found is not None:
                     return {**found, "message_index": i}
         return None
+
+    @staticmethod
+    def _list_head(msg: dict[str, Any], text: str | None, user: Any) -> Evidence | None:
+        own = text if text is not None else message_text(msg.get("content"))
+        if own.count("\n") < _MIN_LIST_ITEMS - 1:
+            return None  # too few lines for a list long enough (most replies)
+        found = repeated_list_head(split_think(own)[1], message_text(user)[:REQUEST_HEAD_CHARS])
+        return None if found is None else {**found, "part": "response"}
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:
         limit = self.params.max_repeated_tool_calls

@@ -95,7 +95,7 @@ def _row_fn(step: Step) -> RowFn:
             if isinstance(step, DeadLoopFilter):
                 found = step.find_stuck(msgs, agent=s.agent, texts=s.texts)
             elif isinstance(step, RefuseFilter):
-                found = step.find_refusal(msgs, agent=s.agent, texts=s.texts)
+                found = step.find_refusal(msgs, agent=s.agent, texts=s.texts, tools=row.get("tools"))
             else:
                 found = step.find_soup(msgs, texts=s.texts)
             return (row, True) if found is None else (step.drop(row, reason, found), False)

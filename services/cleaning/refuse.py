@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
 from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
@@ -82,13 +83,19 @@ _SOFT_EN: tuple[Family, ...] = (
     ((("something",), ("able", "can", "could", "do", "will")),
      r"\b(?:is\s*n't|is\s+not|'s\s+not)\s+something\s+(?:I|we)(?:'ll|\s+will|(?:'m|\s+am|'re|\s+are)?"
      r"\s+(?:able\s+to|can|could|do|will|'ll))\b"),
+    # Judged not its place: "I don't think it's appropriate for me to write this one".
+    ((("for me to",), ("appropriate", "right", "my place", "best")),
+     r"\b(?:(?:I\s+do\s*n[o']?t\s+think|I'?m\s+not\s+sure)\s+(?:it'?s|it\s+is|it\s+would\s+be|it'?d\s+be)"
+     r"|it(?:'s|\s+is|\s+would\s+be)\s+not|it\s*(?:is|would)n'?t(?:\s+be)?)\s+(?:really\s+)?"
+     r"(?:appropriate|right|my\s+place|best)\s+for\s+me\s+to\s+" + _TASK + r"\b"),
     ((("sorry", "apologi", "unfortunately", "regret"), _CANT_WORDS),
      r"\b(?=[iu])(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
      + _SELF + r".{0,25}?" + _CANT),
 )
 _SOFT_CJK = (
     # "So I won't write it for you": 这封信我就不帮您写了, 我还是不替你做了.
-    r"我(?:就|还是|先|这次)?不(?:帮|替|给)(?:您|你)[^，。！？]{0,6}?(?:写|做|撰写|起草|完成|翻译|改)了?",
+    r"我(?:就|还是|先|这次)?不(?:帮|替|给)(?:您|你)[^，。！？]{0,6}?(?:写|做|撰写|起草|完成|翻译|改)了?"
+    r"|我(?:就|还是|先|这次)?不(?:代写|代笔|代劳|代为撰写)",
     (r"(?:非常|十分|很|极为)?(?:抱歉|对不起)[\s，,。！!、]{0,5}.{0,40}?(?:无法|不能|不可以|不便|没有办法)"
      r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|满足|参与|讨论)"),
     (r"作为(?:一个)?(?:AI|人工智能|语言模型|大模型)[，,].{0,30}?(?:无法|不能|不可以).{0,20}?"
@@ -292,6 +299,9 @@ _ABOUT_REQUEST = re.compile(
     r"|\b(?:writ|draft|compos|creat|produc|generat|craft)\w*[^.!?\n]{0,40}?"
     r"\b(?:letters?|e-?mails?|notes?|messages?|texts?|posts?|documents?|repl(?:y|ies)|speech(?:es)?|toasts?|cards?"
     r"|invitations?|announcements?|eulog(?:y|ies)|vows?)\b|\bon\s+your\s+behalf\b"
+    # The assistant's own role in writing it: "not appropriate for me to write this one", "write it for you".
+    r"|\b(?:appropriate|right|my\s+place)\s+for\s+me\s+to\b"
+    r"|\b(?:writ|draft|compos)\w*\s+(?:this|that|it)(?:\s+one)?\s*(?:for\s+you\b|(?=[.!?]))"
     r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
     r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
     r"|(?:这种|这类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知)"
@@ -302,7 +312,9 @@ _ABOUT_REQUEST = re.compile(
     r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き)"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
     r"|(?:문자|메일|편지|메시지|사과문|안내문|공지문?|초대장|답장|문구|쪽지|초안|회신)\S*\s*(?:작성|써|쓰)"
-    r"|대신\s*(?:\S+\s*){0,2}?(?:써|작성해?|만들어|번역해?)\s*드리|직접\s*(?:써|작성|번역|만들어)",
+    r"|대신\s*(?:\S+\s*){0,2}?(?:써|작성해?|만들어|번역해?)\s*드[리릴려립린]|직접\s*(?:써|작성|번역|만들어)"
+    # Doing it in the user's place is the request itself: 代わりに作成する, 替你写, 代写.
+    r"|代わりに(?:作成|書|執筆|お書き|代筆)|(?:替|代)(?:你|您)(?:写|撰写|起草)|代写|代笔",
     re.I,
 )
 _ABOUT_REACH = 60
@@ -318,10 +330,13 @@ _QUOTED = re.compile(
 # done right
 # (an airline agent refusing an out-of-policy refund), not a model refusal.
 _POLICY_REASON = re.compile(
-    r"\b(?:policy|policies|guidelines?|terms|eligib\w*|per\s+the|due\s+to|since\s+(?:you|the|your)"
+    r"(?<![A-Za-z])(?:policy|policies|guidelines?|terms|eligib\w*|per\s+the|due\s+to|since\s+(?:you|the|your)"
     r"|because\s+(?:you|the|your)|membership|regulations?|human\s+agent|would\s+you\s+like"
-    r"|you\s+(?:would|will)\s+need\s+to|I\s+(?:can|could)\s+(?:only|transfer|help\s+you\s+with)|recommend)\b"
-    r"|规定|政策|条款|人工客服|規定|ポリシー|정책|규정|상담원",
+    r"|you\s+(?:would|will)\s+need\s+to|I\s+(?:can|could)\s+(?:only|transfer|help\s+you\s+with)|recommend)(?![A-Za-z])"
+    r"|规定|政策|条款|人工客服|規定|ポリシー|정책|규정|상담원"
+    # A rule of the shop stated as the reason: 返品受付は配送日から30日以内となっているため.
+    r"|(?:受付|対象|期限|期間)[^。]{0,20}?(?:以内|まで|限り)[^。]{0,12}?(?:ため|ので)"
+    r"|(?:期限|以内|只限|仅限)[^。]{0,12}?(?:因此|所以)|기한|이내(?:에만|만)",
     re.I,
 )
 
@@ -329,14 +344,14 @@ _POLICY_REASON = re.compile(
 _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "not going to", "declin", "refus",
                 "rather not", "prefer not", "don't have", "do not have", "don't make", "do not make", "don't form",
                 "have no", "not allowed",
-                "not permitted", "not authorized", "not comfortable", "violat", "against", "inappropriate",
+                "not permitted", "not authorized", "for me to", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
                 "considered unethical")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法", "不帮", "不替",
-                 "不给", "代为", "適切では", "妥当では",
+                 "不给", "不代", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아")
@@ -530,6 +545,45 @@ def is_refusal(text: str, *, check_window: int = 600, agent: bool = False, compo
     return refusal_evidence(text, check_window=check_window, agent=agent, composition=composition) is not None
 
 
+_WORD = re.compile(r"[A-Za-z][a-z]{3,}")
+# Words of a disclaimer that say what the assistant lacks, not what the user wanted.
+_GENERIC_WORDS = frozenset({
+    "sorry", "that", "this", "have", "access", "ability", "capability", "able", "real", "time", "current",
+    "currently", "information", "data", "provide", "language", "model", "tell", "know", "about", "with", "from",
+    "your", "which", "what", "will", "would", "could", "should", "there", "their", "then", "than", "function",
+    "functions", "tool", "tools", "task", "tasks", "external", "assist", "help", "browse", "internet", "recommend",
+    "using", "check", "personal", "opinions", "feelings"
+})
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.lower().rstrip("s") for w in _WORD.findall(text)} - {w.rstrip("s") for w in _GENERIC_WORDS}
+
+
+def tool_covering(window: str, tools: Any) -> str | None:
+    """The name of an offered tool whose name or description shares a content word with ``window`` (a
+    refusal's evidence window: the refusing words and a little around them), else None. ``tools`` is the
+    row's tool specs (OpenAI-style, or the JSON text of them, as some datasets store them)."""
+    if isinstance(tools, str):
+        try:
+            tools = orjson.loads(tools)
+        except orjson.JSONDecodeError:
+            return None
+    if not isinstance(tools, list) or not tools:
+        return None
+    words = _content_words(window)
+    if not words:
+        return None
+    for spec in tools:
+        fn = spec.get("function", spec) if isinstance(spec, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if not isinstance(fn, dict) or not isinstance(name, str):
+            continue
+        if words & _content_words(name.replace("_", " ") + " " + str(fn.get("description") or "")):
+            return name
+    return None
+
+
 def _asks_for_words(user: str) -> bool:
     # A piece named ("write an email") or words for someone asked by intent ("help me say no").
     return asks_for_composition(user) or asks_for_words_to_someone(user)
@@ -554,7 +608,7 @@ class RefuseFilter(ParamStep[RefuseParams]):
         kept, dropped = [], []
         for row in rows:
             msgs = row.get("messages")
-            found = self.find_refusal(msgs) if isinstance(msgs, list) else None
+            found = self.find_refusal(msgs, tools=row.get("tools")) if isinstance(msgs, list) else None
             if found is not None:
                 dropped.append(self.drop(row, "refusal", found))
             else:
@@ -566,10 +620,12 @@ class RefuseFilter(ParamStep[RefuseParams]):
         return self.find_refusal(messages) is not None
 
     def find_refusal(self, messages: list[Any], *, agent: bool | None = None,
-                     texts: list[str] | None = None) -> Evidence | None:
+                     texts: list[str] | None = None, tools: Any = None) -> Evidence | None:
         """Evidence of the first refusing assistant turn (with ``message_index`` and ``part``), or None.
 
         ``agent`` (is this an agent row) and ``texts`` (each message's text) may come precomputed.
+        ``tools`` (the row's tool specs): an agent's "as an AI I can't get the weather" is no
+        policy reason when the row offers a weather tool.
         """
         p = self.params
         # Whether the row is an agent row matters only to a soft refusal (the policy exemption),
@@ -593,18 +649,23 @@ class RefuseFilter(ParamStep[RefuseParams]):
             parts = [("content", own)]
             if p.scan_reasoning:
                 parts += [(k, v) for k in ("reasoning_content", "thinking") if isinstance(v := m.get(k), str)]
+            # A turn that calls a tool acts on the request: its "I can't know that myself" is the
+            # reason for the call ("저는 AI라서 현재 시각을 알 수 없어요. 도구로 확인해 볼게요").
+            acting = bool(m.get("tool_calls"))
             for part, text in parts:
-                found = self._evidence(text, messages, is_agent)
+                found = self._evidence(text, messages, is_agent, tools)
+                if found is not None and acting and found["check"] in _SOFT_CHECKS:
+                    found = None
                 # Only a reply that refuses asks whether a letter was requested (most never do).
                 if found is not None and _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]):
-                    found = self._evidence(text, messages, is_agent, composition=True)
+                    found = self._evidence(text, messages, is_agent, tools, composition=True)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():
                 return None
         return None
 
-    def _evidence(self, text: str, messages: list[Any], is_agent: list[bool | None], *,
+    def _evidence(self, text: str, messages: list[Any], is_agent: list[bool | None], tools: Any = None, *,
                   composition: bool = False) -> Evidence | None:
         # refusal_evidence with agent=True differs only by dropping a soft refusal that cites a
         # policy: judge as a non-agent first, and look at the row only for such a finding.
@@ -616,4 +677,6 @@ class RefuseFilter(ParamStep[RefuseParams]):
             is_agent[0] = is_agent_row(messages)
         if not is_agent[0]:
             return found
+        if found["check"] == "ai_disclaimer" and (tool := tool_covering(found["window"], tools)) is not None:
+            return {**found, "offered_tool": tool}  # it could have called the tool instead
         return refusal_evidence(text, check_window=window, agent=True, composition=composition)

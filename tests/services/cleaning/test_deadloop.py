@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from services.cleaning.deadloop import DeadLoopFilter, ngram_repetition, repetition_exceeds
+from services.cleaning.deadloop import DeadLoopFilter, ngram_repetition, repeated_list_head, repetition_exceeds
 
 
 def _stuck(content, **extra):
@@ -387,3 +387,57 @@ def test_korean_recalculations_and_admitted_mistakes_are_hesitations():
     reply = ("합계는 120입니다.\n\n잠깐, 할인을 빼고 계산해야 하네요. 다시 계산하겠습니다. 합계는 108입니다.\n\n"
              "아니, 제가 잘못 계산했네요. 다시 하겠습니다.\n\n잠깐, 이것도 틀렸습니다. 처음부터 다시 계산하겠습니다.")
     assert _row_dropped("3만원짜리 4개에 10% 할인하면 얼마야?", reply)
+
+
+def _numbered(heads_and_lines):
+    return "Here you go:\n\n" + "\n".join(f"{i}. **{h}** — {line}" for i, (h, line) in enumerate(heads_and_lines, 1))
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    # One museum named eight times in other words, each with a new line of text.
+    ("Suggest 8 things to do in Paris on a first visit.", _numbered([
+        ("The Louvre museum", "home of the Mona Lisa."), ("Seine river cruise", "best at dusk."),
+        ("Louvre museum tour", "book the morning slot."), ("Museum of the Louvre", "plan half a day."),
+        ("Louvre (main museum)", "enter by the Carrousel."), ("Visit the Louvre museum", "it is huge."),
+        ("Louvre museum at night", "open late on Fridays."), ("Louvre museum gardens", "the Tuileries are next door.")])),
+    # 同一本书换着说法列了六次。
+    ("推荐几款适合新手的相机。", _numbered([
+        ("佳能EOS R50", "对焦快。"), ("佳能EOS R50套机", "适合旅行。"), ("索尼ZV-E10", "适合视频。"),
+        ("佳能EOS R50", "画质好。"), ("佳能EOS R50（白色）", "颜值高。"), ("佳能EOS R50", "性价比高。"),
+        ("佳能EOS R50", "重量轻。")])),
+    # 同じ店を何度も（一字一句同じ見出し）。
+    ("大阪でおすすめのたこ焼き屋を教えて。", _numbered([
+        ("わなか 千日前本店", "外はカリッと。"), ("会津屋", "元祖の味。"), ("わなか 千日前本店", "行列必至。"),
+        ("わなか 千日前本店", "ソースが絶品。"), ("わなか 千日前本店", "駅から近い。"), ("わなか 千日前本店", "夜も営業。")])),
+])
+def test_a_list_naming_one_thing_again_and_again_is_a_loop(user, reply):
+    found = repeated_list_head(reply, user)
+    assert found is not None and found["check"] == "repeated_list_head"
+    assert _row_dropped(user, reply)
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    # A template: one verb in every head, a different thing after it.
+    ("Suggest 8 things to do in Paris.", _numbered([
+        (f"Visit {place}", "worth it.") for place in ("the Louvre", "Versailles", "Montmartre", "the Orsay",
+                                                   "the Pantheon", "Sainte-Chapelle", "the Marais", "Giverny")])),
+    # The topic the user asked for is in every head.
+    ("List the Harry Potter books in order.", _numbered([
+        (f"Harry Potter and the {t}", "by J.K. Rowling.") for t in (
+            "Philosopher's Stone", "Chamber of Secrets", "Prisoner of Azkaban", "Goblet of Fire",
+            "Order of the Phoenix", "Half-Blood Prince", "Deathly Hallows")])),
+    # A schedule: the unit word and the city repeat by design.
+    ("Plan my week.", _numbered([(f"Day {d}: Osaka {x}", y) for d, (x, y) in enumerate((
+        ("castle", "go early."), ("aquarium", "see the whale shark."), ("Dotonbori", "street food."),
+        ("Umeda", "sky building at sunset."), ("Shinsekai", "kushikatsu lunch."), ("Expo park", "rent bikes."),
+        ("Namba", "shopping, then fly home.")), 1)])),
+    # Checkbox labels repeat by design.
+    ("출국 전 체크리스트 만들어 줘.", "체크리스트:\n" + "\n".join(
+        f"- [ ] 확인: {x}" for x in ("여권", "비자", "항공권", "숙소", "보험", "환전", "충전기"))),
+    # Sentences of one lesson plan share a word (学生们) without naming one thing.
+    ("设计一节历史课。", "\n".join(f"{i}. 学生们{x}。" for i, x in enumerate(
+        ("阅读史料并做笔记", "分组讨论战争原因", "用时间线整理事件", "表演一段历史短剧", "互相评价表演", "写一篇小结"), 1))),
+])
+def test_templates_topics_schedules_and_labels_are_not_a_repeated_list(user, reply):
+    assert repeated_list_head(reply, user) is None
+    assert not _row_dropped(user, reply)

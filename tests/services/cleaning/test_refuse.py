@@ -481,3 +481,57 @@ def test_a_refusal_to_write_the_requested_speech_on_the_user_s_behalf_is_a_refus
 def test_a_korean_it_is_not_my_role_to_do_it_for_you_declines():
     reply = "오류는 확인했습니다. 하지만 코드를 직접 고쳐 드리는 것은 제 역할이 아닙니다. 스스로 살펴보시길 바랍니다."
     assert refusal_evidence(reply) is not None
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("Draft the rejection email for the candidate, keep it kind.",
+     "I don't think it's appropriate for me to write this one. A message like this is best written personally."),
+    ("帮我写条消息给房东，说下个月搬走。", "这种事情还是你亲自说比较好，这条消息我就不代写了。"),
+    ("先方へのお断りメールを書いてください。",
+     "恐れ入りますが、お断りのメールを代わりに作成することはできかねます。ご自身の言葉でお伝えください。"),
+    ("선생님께 결석 사유 문자 좀 써 줘.", "죄송하지만 그 문자는 제가 대신 작성해 드릴 수 없습니다. 직접 보내시는 게 좋아요."),
+])
+def test_declining_to_write_the_requested_piece_in_the_users_place_is_a_refusal(user, reply):
+    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
+
+
+def _agent_reply(user, call_text, result, final, tools=None):
+    call = {"id": "c0", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    return {"messages": [{"role": "user", "content": user},
+                         {"role": "assistant", "content": call_text, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": "c0", "content": result},
+                         {"role": "assistant", "content": final}], "tools": tools or []}
+
+
+def _tool(name, description):
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {}}}
+
+
+def test_a_turn_that_calls_a_tool_acts_on_the_request_whatever_it_says():
+    row = _agent_reply("Wie spät ist es in Tokio?", "As an AI I can't know the current time myself, so I'll check.",
+                       "14:05", "It is 14:05 in Tokyo.")
+    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
+    ko = _agent_reply("서울 날씨 어때?", "저는 AI라서 실시간 날씨를 알 수는 없어요. 도구로 확인해 볼게요.", "맑음 12도", "맑고 12도예요.")
+    assert RefuseFilter()([ko])[1] == []
+
+
+def test_an_agent_disclaiming_what_an_offered_tool_would_get_is_a_refusal():
+    tools = [_tool("get_forecast", "Weather forecast for a city and date.")]
+    row = _agent_reply("Convert 20 EUR to USD.", "", "21.6", "20 EUR is about 21.6 USD.", tools)
+    row["messages"] += [{"role": "user", "content": "Will it rain in Lyon tomorrow?"},
+                        {"role": "assistant", "content": "As an AI language model, I can't see weather forecasts, "
+                                                         "so I recommend checking a local weather site."}]
+    found = RefuseFilter().find_refusal(row["messages"], tools=row["tools"])
+    assert found is not None and found["check"] == "ai_disclaimer" and found["offered_tool"] == "get_forecast"
+    # No tool for it: saying so, and where to go instead, is the agent's job done right.
+    row["tools"] = [_tool("convert_currency", "Convert an amount between currencies.")]
+    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
+
+
+@pytest.mark.parametrize("final", [
+    "확인했습니다. 다만 이 주문은 고객님 계정의 주문이 아니라서 policy상 다른 분의 주문 정보는 알려드릴 수 없어요.",
+    "ご注文は3月4日に配送済みです。返品の受付は配送日から30日以内となっているため、申し訳ございませんが返品はお受けできません。",
+])
+def test_an_agent_citing_the_shops_rule_in_any_language_is_not_a_refusal(final):
+    row = _agent_reply("注文を返品したいです。", "", '{"status": "delivered"}', final)
+    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
