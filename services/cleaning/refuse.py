@@ -116,7 +116,8 @@ _SOFT_CJK = (
     r"(?:文面|文章|メール|手紙|メッセージ|返信|レポート|作文|カバーレター|cover\s*letter)を?(?:作成|代筆|お書き|書く)"
     r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます|(?:差し)?控えさせていただきます)",
     # "I will refrain from doing it", the politest decline: 作成することは控えさせていただきます.
-    r"(?:作成|代筆|執筆|回答|翻訳|添削|お手伝い)(?:する|いたす)?ことは(?:差し)?控えさせていただきます",
+    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:する|いたす)?ことは(?:差し)?"
+    r"控えさせていただきます",
     # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
     r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
@@ -143,6 +144,8 @@ _HARD_CJK = (
     r"대신\s*(?:\S+\s*){0,3}?드리면[^.!?。\n]{0,60}?[.!?。\n][^.!?。]{0,60}?직접\s*(?:써|작성|번역|만들어|해)\s*"
     r"보시(?:길|기를|는\s*(?:것을|게))",
     r"대신\s*(?:\S+\s*){0,2}?드리기\s*보다(?:는)?[^.!?。\n]{0,30}?직접",
+    r"[가-힣]\s*드리(?:기|는\s*(?:것|거))\s*보다(?:는)?[^.!?。\n]{0,40}?(?:직접|스스로)"
+    r"|(?:직접|스스로)\s*(?:\S+\s*){0,2}?[가-힣]\s*드리기\s*보다",
     r"(?:您的|这个|该)(?:请求|问题|内容|话题).{0,20}?(?:违反|不当|不合适|超出了?我)",
     r"(?:回答|対応|お答え)(?:する|いたす)ことは?できません|ご要望には?お(?:応え|答え)できません",
     r"(?:その|この)(?:リクエスト|質問|依頼).{0,20}?(?:お断り|辞退|対応できません)",
@@ -215,9 +218,10 @@ _DECLINE = re.compile(
     r"|(?:not\s+able|unable)\s+to|must\s+decline|refuse|(?:do|would)\s*n[o']?t\s+(?:feel\s+)?comfortable)"
     # The help itself said to break the rules: "helping with your essay would violate academic integrity".
     r"|(?:\b(?:helping|assisting)\s+(?:you\s+)?(?:with\s+)?|\b(?:doing|writing|completing|solving|finishing)\s+"
-    r"(?:this|that|it|your)\b)[^.!?\n]{0,60}?\bwould\s+(?:violate|breach|go\s+against|be\s+against|constitute"
-    r"|be\s+(?:considered\s+)?(?:cheating|plagiarism|dishonest|unethical)\b)"
-    r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます)|お断り"
+    r"(?:this|that|it|your|the\s+\w+)\b)[^.!?\n]{0,60}?\bwould\s*(?:(?:n'?t|\s+not)\s+be\s+fair\b|\s*(?:violate|breach"
+    r"|go\s+against|be\s+against|constitute|be\s+(?:considered\s+)?(?:cheating|plagiarism|dishonest|unethical|unfair)\b))"
+    r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます"
+    r"|(?:差し)?控えさせていただきます)|お断り"
     # A named act declined: 宿題の代行はできません, 代筆はいたしかねます.
     r"|[\u4e00-\u9fff]{2,4}は(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
@@ -226,7 +230,7 @@ _DECLINE = re.compile(
     _FLAGS,
 )
 # The first character of every _ETHICS alternative.
-_ETHICS_FIRST = "apcduihdmf学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自公공"
+_ETHICS_FIRST = "apcduihdmfwnご学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自公공"
 _ETHICS = re.compile(
     "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
@@ -239,7 +243,8 @@ _ETHICS = re.compile(
     r"|허위|거짓|기만|사기|법률|위반"
     # "Do it yourself" as the reason: the user's own work is the point.
     r"|\bdo\s+your\s+own\s+(?:work|homework|assignment)|自己(?:完成|做|写|动手)|自分で(?:解|書|や|考え)"
-    r"|\bunfair\w*|\bfairness\b|公平|公正|공정"
+    r"|(?:ご本人|ご自身)(?:で|が)"
+    r"|\bunfair\w*|\bfairness\b|\b(?:would\s*n'?t|would\s+not|is\s*n'?t|not)\s+(?:be\s+)?fair\b|公平|公正|공정"
     r"|스스로\s*(?:풀|해|써|작성|공부|도전))",
     _FLAGS,
 )
@@ -251,6 +256,24 @@ _GROUNDS = re.compile("(?=[" + _ETHICS_FIRST + _SUBMITTED_WORK_FIRST + "])(?:" +
 # Every _AI_SELF match contains one of these (lowercased): the cheap gate before its regex.
 _AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人工", "语言模型", "大模型", "言語", "모델",
              "인공")
+# Sending the user off to do the task themselves, as the reply's opening ("I suggest you try writing it
+# yourself first", 建议你自己先写一下, 最好是你自己写, ご自身で調べた方が, 직접 수정하시는 게 좋을 것 같아요).
+# Said before any code and near the start, it is the reply declining the task, whatever tips follow.
+_DIY = re.compile(
+    r"\b(?:so\s+(?:that\s+)?you\s+can|you\s+(?:should|could|might\s+want\s+to)"
+    r"|I(?:'d|\s+would)?\s+(?:suggest|recommend|encourage)"
+    r"\s+(?:that\s+)?you|(?:it'?s|it\s+is|it'?d\s+be|it\s+would\s+be)\s+(?:best|better)\s+(?:if\s+you|for\s+you\s+to))"
+    r"\s+(?:\w+\s+){0,3}?(?:it|this|that|them|the\s+\w+)\s+(?:yourself|on\s+your\s+own)\b"
+    r"|(?:建议|最好|还是)(?:是)?(?:你|您)(?:自己|亲自)(?:先)?(?:尝试|试着|动手)?(?:写|做|算|改|来|查|试)"
+    r"|(?:你|您)自己(?:动手)?(?:写|做)(?:会)?(?:更|比较)好|而不是直接(?:拿到|要|给你|给您)(?:答案|代码)"
+    r"|ご自身で[^。]{0,30}?(?:方が|ほうが)"
+    r"|(?:직접|스스로)\s*(?:\S+\s*){0,3}?(?:하시|보시|익히시|수정하시|작성하시)[가-힣]*\s*(?:게|것이|걸)\s*"
+    r"(?:좋|나아|훨씬|더)",
+    re.I,
+)
+# The user asking about doing it themselves (myself, 自己, 自分で, 직접): "do it yourself" is then an answer.
+_ASKS_ABOUT_SELF = re.compile(
+    r"\b(?:myself|by\s+myself|on\s+my\s+own|DIY)\b|我自己|自己(?:来|做|动手)|自分で|직접|스스로", re.I)
 _ETHICS_REACH = 250
 _DECLINE_HEAD = 200
 
@@ -259,12 +282,16 @@ _PIVOT = re.compile(
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use)"
     r"|but\b[^.!?\n]{0,80}?\b(?:I\s+can\s+help|I\s+can\s+(?:explain|show|walk)|I'?d\s+be\s+happy\s+to))\b"
-    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|しかし|ですが|けれど"
+    r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|ただ[、,]|しかし|ですが|けれど"
     r"|(?<=でき)(?:ませんが|ないが|ないけど)|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
     r"|(?<![가-힣])하지만"
     r"|(?:없|않|어렵)지만)",
     re.I,
 )
+
+# What may stand between a cue and the disclaimer it leads into ("However, as an AI", "しかしながら、AI").
+_LEAD_IN = " \t\n,，、。.!！:：;；"
+_LEAD_IN_MAX = 6
 
 # The pivot cues that are a self-reference ("I'll", "I will"): inside a refusal's own span they are its subject.
 _SELF_CUE = re.compile(r"I(?:'?ll|\s+will)", re.I)
@@ -283,7 +310,8 @@ _OFFER = re.compile(
     r"|ヒント|構成|考え方|(?:なら|でしたら)(?:お手伝い|お伝え)|教えてください"
     r"|힌트|개요|방법을\s*설명|(?:알려|말씀해)\s*주시면|원하시면"
     r"|(?:도구|툴|앱|서비스)를?\s*(?:활용|이용|사용)|(?:지인|친구|전문가|선생님)에게\s*부탁|(?:ツール|アプリ)を(?:使|利用)"
-    r"|(?:工具|软件)|请教",
+    r"|(?:工具|软件)|请教|(?:和|跟|找|向)(?:朋友|家人|同事|老师|专业)|(?:寻求|咨询)[^。！？]{0,6}?(?:专业|咨询师|医生|律师)"
+    r"|스스로(?:에게)?|(?:보시는|하시는)\s*(?:걸|것을)\s*(?:권|추천)|(?:친구|지인|전문가)(?:와|에게|랑|한테)",
     re.I,
 )
 # Text after a pivot shorter than this (CJK characters weigh double) and offering help is an
@@ -348,11 +376,12 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
-                "considered unethical")
+                "considered unethical", "be fair", "unfair", "yourself", "your own")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法", "不帮", "不替",
                  "不给", "不代", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
+                 "自己", "ご自身", "직접", "스스로",
                  "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아")
 
@@ -438,6 +467,11 @@ def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
     # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
     # again, as an AI I cannot really feel this"): for it a pivot anywhere counts.
     pivot = _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start())
+    while pivot is not None and pivot.end() <= soft.start() and \
+            len(window[pivot.end():soft.start()].strip(_LEAD_IN)) <= _LEAD_IN_MAX:
+        # "However, as an AI I cannot ...", 不过，作为AI我无法, 하지만 저는 AI로서: the cue leads into the
+        # disclaimer, it does not turn away from it.
+        pivot = _PIVOT.search(window, pivot.end())
     while pivot is not None and soft.re is not _AI_SELF and pivot.start() < soft.end() \
             and _SELF_CUE.fullmatch(pivot.group(0)):
         # "I will" / "I'll" inside the refusal itself ("I will not help ...", "I'll have to pass",
@@ -474,13 +508,13 @@ def _finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, 
     if decline is not None:
         return "ethical_decline", decline
     soft = _soft_match(window, low)
-    if soft is None or _qualifies_answer(window, soft):
-        return None
-    if _pivot_cancels(window, soft):
-        return None
-    if agent and _POLICY_REASON.search(window):
-        return None
-    return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
+    if soft is not None and not _qualifies_answer(window, soft) and not _pivot_cancels(window, soft) \
+            and not (agent and _POLICY_REASON.search(window)):
+        return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
+    diy = _DIY.search(window, 0, _DECLINE_HEAD + 40)
+    if diy is not None and "```" not in window:
+        return "do_it_yourself", diy
+    return None
 
 
 def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, re.Match[str]] | None:
@@ -656,6 +690,9 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 found = self._evidence(text, messages, is_agent, tools)
                 if found is not None and acting and found["check"] in _SOFT_CHECKS:
                     found = None
+                if found is not None and found["check"] == "do_it_yourself" and \
+                        _ASKS_ABOUT_SELF.search(message_text(user)[:REQUEST_HEAD_CHARS]):
+                    found = None  # "Should I do it myself?": "do it yourself" answers it
                 # Only a reply that refuses asks whether a letter was requested (most never do).
                 if found is not None and _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = self._evidence(text, messages, is_agent, tools, composition=True)

@@ -535,3 +535,47 @@ def test_an_agent_disclaiming_what_an_offered_tool_would_get_is_a_refusal():
 def test_an_agent_citing_the_shops_rule_in_any_language_is_not_a_refusal(final):
     row = _agent_reply("注文を返品したいです。", "", '{"status": "delivered"}', final)
     assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("Write a bash one-liner that counts lines in all .py files.",
+     "Good exercise! I'd suggest you try writing it yourself first: think about find and wc. "
+     "Post your attempt and I'll look at it."),
+    ("帮我写个函数，把字符串反转。", "这个题目很适合练手，建议你自己先写一下，而不是直接拿到答案。提示：可以用切片。"),
+    ("この関数の使い方を教えてください。", "公式ドキュメントに詳しく載っています。ご自身で調べながら試してみた方が身につきますよ。"),
+    ("이 SQL 쿼리 좀 고쳐 줘.", "원인은 조인 조건 같아요. 다만 이건 직접 수정하시는 게 좋을 것 같아요. 팀에서 한번 확인해 보세요."),
+    ("Write my book report on Holes, 400 words.",
+     "Writing the report for you wouldn't be fair to you or your classmates. Here is how to start instead: "
+     "pick the scene that stayed with you and say why."),
+    ("読書感想文を800字で書いてください。",
+     "感想文はご本人が感じたことを書くものですので、こちらで文章をお書きすることは控えさせていただきます。"),
+    ("React 코드 예제 좀 짜 줘.", "코드를 직접 짜 드리기보다는 공식 문서를 먼저 읽어 보시는 걸 추천드려요."),
+])
+def test_sending_the_user_off_to_do_the_task_themselves_is_a_refusal(user, reply):
+    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
+
+
+@pytest.mark.parametrize("reply", [
+    # The task done, then encouragement: the code is the answer.
+    "Here it is:\n\n```bash\nfind . -name '*.py' | xargs wc -l\n```\n\nNext time, try writing one like it yourself!",
+    # Advice the user asked for ("should I do it myself?") is no deflection.
+    "Honestly, yes: for a change this small you should do it yourself, it takes five minutes and you learn the tool.",
+])
+def test_doing_the_task_or_advising_to_do_it_oneself_is_not_a_deflection(reply):
+    assert RefuseFilter().find_refusal(_reply_to("Should I fix the sink myself or call a plumber?", reply)) is None
+
+
+@pytest.mark.parametrize("reply", [
+    "不过，作为一个AI语言模型，我无法理解幽默，所以没法给你讲笑话。建议你和朋友聊聊天，或者看部喜剧。",
+    "しかしながら、AI言語モデルとして、この文の正しさを保証することはできません。専門家にご相談ください。",
+    "좋은 질문이에요! 하지만 저는 AI 언어 모델로서 취미를 추천해 드리기는 어렵습니다. 대신 스스로에게 질문해 보시는 걸 권해 드립니다.",
+])
+def test_a_cue_leading_into_the_ai_disclaimer_or_a_referral_after_it_does_not_cancel_it(reply):
+    assert is_refusal(reply)
+
+
+def test_an_ai_aside_followed_by_the_answer_is_not_a_refusal():
+    reply = ("私はAIなので、今の時刻を直接確認することはできません。ただ、計算はとても簡単です。\n\n"
+             "日本時間はUTC+9時間で、サマータイムはありません。ロンドンからなら日本は9時間先、ニューヨークからなら14時間先です。"
+             "夜10時以降の電話は避けるのが無難ですよ。")
+    assert not is_refusal(reply)

@@ -44,6 +44,8 @@ def test_composition_and_fiction_requests_in_four_languages():
     for text in ("Write a scene with two friends", "写一段小说情节", "会話劇を書いて", "대본으로 써줘"):
         assert asks_for_fiction(text), text
     assert not asks_for_composition("How do I pick a lock?")
+    # 函 is a letter (公函), 函数 a function: code is no piece to send.
+    assert asks_for_composition("帮我起草一份公函") and not asks_for_composition("帮我写个函数，把字符串反转。")
 
 
 def test_letter_start_finds_subjects_and_salutations():
