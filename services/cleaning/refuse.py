@@ -42,6 +42,7 @@ _TASK = (r"(?:help|assist|answer|respond|provide|generate|create|produce|fulfill
          r"|process|complete|handle|discuss|support|write|share|engage"
          r"|give|predict|browse|offer|diagnose|summari[sz]e|translate|recommend|evaluate|judge|comment|solve"
          r"|draft|compose|forecast|speculate|look\s+up|(?:get|go)\s+into\s+(?:that|this|it)\b"
+         r"|writing|drafting|composing"
          r"|tell\s+you(?!\s+how\b|\s+it(?:'s|\s+is|\s+was)\b)"
          r"|do\s+(?:that|this|it|so)(?:\s+for\s+you)?(?=\s*(?:[.!,;]|$))|do\s+your"
          r"|\w+\s+(?:that|this|your|such\s+an?)\s+(?:request|task|assignment|homework))")
@@ -52,7 +53,8 @@ _IDIOM = r"(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough|help\s+(
 _CANT = (r"(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM + r"|(?:am|are)\s+not\s+able\s+to|won'?t|will\s+not"
          r"|(?:am|are)\s+unable\s+to|unable\s+to|not\s+able\s+to|(?:'d|would)\s+(?:rather|prefer)\s+not"
          r"|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
-         r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to)")
+         r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to"
+         r"|do\s*n[o']?t\s+feel\s+comfortable)")
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
 # Zero-width tests at one position commute: the word boundary and the first letter go before the
 # four lookbehinds, so the engine rules most positions out with one cheap test.
@@ -61,10 +63,11 @@ _SELF = r"\b(?=[iw])" + _NOT_COND + r"(?:I|we|I'm|we're)\b"
 _FLAGS = re.IGNORECASE | re.DOTALL
 # Words the English families need: each family below lists groups of them, and a window
 # lacking a word of every group cannot match that family (so its regex never runs).
-_CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse")  # "prefer not" holds "not"
+_CANT_WORDS = ("can", "not", "won", "will", "unable", "decline", "refuse", "comfortable")  # "prefer not" holds "not"
 _TASK_WORDS = ("help", "assist", "answer", "respond", "provide", "generate", "create", "produce", "fulfill",
                "comply", "address", "process", "complete", "handle", "discuss", "support", "write", "share",
-               "engage", "give", "predict", "browse", "offer", "diagnose", "summari", "translate", "recommend",
+               "engage", "writing", "give", "predict", "browse", "offer", "diagnose", "summari", "translate",
+               "recommend",
                "evaluate", "judge", "comment", "solve", "draft", "compose", "forecast", "speculate", "look",
                "tell", "do ", "request", "task", "assignment", "homework", "get into", "go into")
 Family = tuple[tuple[tuple[str, ...], ...], str]
@@ -264,11 +267,13 @@ _DIY = re.compile(
     r"|I(?:'d|\s+would)?\s+(?:suggest|recommend|encourage)"
     r"\s+(?:that\s+)?you|(?:it'?s|it\s+is|it'?d\s+be|it\s+would\s+be)\s+(?:best|better)\s+(?:if\s+you|for\s+you\s+to))"
     r"\s+(?:\w+\s+){0,3}?(?:it|this|that|them|the\s+\w+)\s+(?:yourself|on\s+your\s+own)\b"
+    r"|\b(?:writing|doing|drafting|making)\s+(?:it|this|that|the\s+\w+)\s+yourself\b"
+    r"|\b(?:written|said)\s+in\s+your\s+own\s+(?:words|voice)\b"
     r"|(?:建议|最好|还是)(?:是)?(?:你|您)(?:自己|亲自)(?:先)?(?:尝试|试着|动手)?(?:写|做|算|改|来|查|试)"
     r"|(?:你|您)自己(?:动手)?(?:写|做)(?:会)?(?:更|比较)好|而不是直接(?:拿到|要|给你|给您)(?:答案|代码)"
     r"|ご自身で[^。]{0,30}?(?:方が|ほうが)"
-    r"|(?:직접|스스로)\s*(?:\S+\s*){0,3}?(?:하시|보시|익히시|수정하시|작성하시)[가-힣]*\s*(?:게|것이|걸)\s*"
-    r"(?:좋|나아|훨씬|더)",
+    r"|(?:직접|스스로)\s*(?:\S+\s*){0,3}?[가-힣]*시(?:는|면서\s*\S+시는)\s*(?:게|것이|걸)\s*"
+    r"(?:가장\s*|훨씬\s*|더\s*)?(?:좋|나아|낫|훨씬|더)",
     re.I,
 )
 # The user asking about doing it themselves (myself, 自己, 自分で, 직접): "do it yourself" is then an answer.
@@ -329,7 +334,7 @@ _ABOUT_REQUEST = re.compile(
     r"|invitations?|announcements?|eulog(?:y|ies)|vows?)\b|\bon\s+your\s+behalf\b"
     # The assistant's own role in writing it: "not appropriate for me to write this one", "write it for you".
     r"|\b(?:appropriate|right|my\s+place)\s+for\s+me\s+to\b"
-    r"|\b(?:writ|draft|compos)\w*\s+(?:this|that|it)(?:\s+one)?\s*(?:for\s+you\b|(?=[.!?]))"
+    r"|\b(?:writ|draft|compos)\w*\s+(?:this|that|it|the)(?:\s+one|\s+\w+)?\s*(?:for\s+you\b|(?=[.!?]))"
     r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
     r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
     r"|(?:这种|这类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知)"
@@ -370,7 +375,8 @@ _POLICY_REASON = re.compile(
 
 # Cheap substring screen: a window without any of these cannot match a family above.
 _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "not going to", "declin", "refus",
-                "rather not", "prefer not", "don't have", "do not have", "don't make", "do not make", "don't form",
+                "rather not", "prefer not", "feel comfortable",
+                "don't have", "do not have", "don't make", "do not make", "don't form",
                 "have no", "not allowed",
                 "not permitted", "not authorized", "for me to", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
@@ -413,6 +419,12 @@ def _may_refuse(window: str, low: str) -> bool:
         if key in low and any(map(low.__contains__, members)):
             return True
     return not window.isascii() and _ANY_CJK.search(window) is not None
+
+
+def _may_refuse_text(text: str, check_window: int) -> bool:
+    """The cheap screen on the window ``refusal_evidence`` would judge."""
+    window = text.strip()[:check_window]
+    return _may_refuse(window, window.lower())
 
 
 def _gate_open(low: str, gate: tuple[tuple[str, ...], ...]) -> bool:
@@ -463,7 +475,7 @@ def _mask_quotes(window: str) -> str:
     return _QUOTED.sub(lambda m: " " * len(m.group(0)), window)
 
 
-def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
+def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> bool:
     # A disclaimer is often repeated after the answer it prefaced ("..., but if I try: ...
     # again, as an AI I cannot really feel this"): for it a pivot anywhere counts.
     pivot = _PIVOT.search(window, 0 if soft.re is _AI_SELF else soft.start())
@@ -479,7 +491,11 @@ def _pivot_cancels(window: str, soft: re.Match[str]) -> bool:
         pivot = _PIVOT.search(window, pivot.end())
     if pivot is None:
         return False
+    if _DIY.search(window):
+        return False  # the turn is to "write it yourself" advice, not to the content
     rest = window[pivot.end():]
+    if piece and letter_start(rest) is None:
+        return False  # a piece was asked for: only the piece itself (its salutation or subject) is content
     if not rest.strip(" \t\n.!?,;:。！？，、"):
         return False  # the cue closes the reply ("... reach out to a local group instead."): nothing follows
     # Only content cancels: a short offer of lesser help after the pivot still declines.
@@ -493,10 +509,12 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
 
 
-def _finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, re.Match[str]] | None:
+def _finding(window: str, agent: bool, *, screened: bool = False,
+             piece: bool = False) -> tuple[str, re.Match[str]] | None:
     """The kind and match of the first refusal in ``window`` (quotes already blanked), or None.
 
-    ``screened``: the caller has seen ``_may_refuse`` pass on this very window.
+    ``screened``: the caller has seen ``_may_refuse`` pass on this very window. ``piece``: the user
+    asked for a piece to send (a pivot then cancels only when the piece follows).
     """
     low = window.lower()
     if not screened and not _may_refuse(window, low):
@@ -508,7 +526,7 @@ def _finding(window: str, agent: bool, *, screened: bool = False) -> tuple[str, 
     if decline is not None:
         return "ethical_decline", decline
     soft = _soft_match(window, low)
-    if soft is not None and not _qualifies_answer(window, soft) and not _pivot_cancels(window, soft) \
+    if soft is not None and not _qualifies_answer(window, soft) and not _pivot_cancels(window, soft, piece=piece) \
             and not (agent and _POLICY_REASON.search(window)):
         return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
     diy = _DIY.search(window, 0, _DECLINE_HEAD + 40)
@@ -527,7 +545,7 @@ def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple
         found = _finding(window[:start], agent)
         if found is not None:
             return found
-    found = _finding(window, agent, screened=screened)
+    found = _finding(window, agent, screened=screened, piece=True)
     if found is None:
         return None
     kind, m = found
@@ -693,8 +711,10 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 if found is not None and found["check"] == "do_it_yourself" and \
                         _ASKS_ABOUT_SELF.search(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = None  # "Should I do it myself?": "do it yourself" answers it
-                # Only a reply that refuses asks whether a letter was requested (most never do).
-                if found is not None and _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]):
+                # Only a reply with refusal words asks whether a letter was requested (most never do):
+                # then the reply is judged as that piece, where only the piece itself undoes a refusal.
+                if (found is not None or _may_refuse_text(text, p.check_window)) and \
+                        _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = self._evidence(text, messages, is_agent, tools, composition=True)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}

@@ -63,7 +63,10 @@ _PIECE_EN = (r"(?:letter|e-?mail|note|message|text|reply|response|memo|notice|an
 _COMPOSE = re.compile(
     r"\b(?:write|draft|compose|prepare|create|craft|help\s+me\s+(?:write|draft|word|reply)|reply\s+to|respond\s+to)\b"
     r".{0,80}?\b" + _PIECE_EN + r"s?\b"
-    r"|(?:写|起草|拟|撰写|编写|帮我回复|回复|代我写|帮我写).{0,30}?(?:信|邮件|函(?!数)|便条|消息|短信|回复|通知|声明|致辞|公告|文案|请假条|贺卡)"
+    # The piece asked for by need: "I need a formal resignation letter", "I'd like a short thank-you note".
+    r"|\bI\s*(?:need|want|'d\s+like|would\s+like)\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?" + _PIECE_EN + r"\b"
+    r"|(?:写|起草|拟|撰写|编写|帮我回复|回复|代我写|帮我写).{0,30}?(?:信|邮件|函(?!数)|便条|消息|短信|回复|通知|声明|致辞|公告|文案|请假条|贺卡"
+    r"|e-?mail|letter|message|note)"
     r"|(?:メール|手紙|文面|メッセージ|返信|お詫び状|詫び状|案内状|挨拶文|文章|招待状).{0,20}?(?:書い|作成|考え|作っ|下さい|ください|お願い)"
     r"|(?:書い|作成し|考え).{0,6}(?:メール|手紙|メッセージ)"
     r"|(?:메일|편지|문자|메시지|답장|사과문|공지|안내문|초대장|이메일|글).{0,15}?(?:써|작성|만들어|보내)",

@@ -579,3 +579,34 @@ def test_an_ai_aside_followed_by_the_answer_is_not_a_refusal():
              "日本時間はUTC+9時間で、サマータイムはありません。ロンドンからなら日本は9時間先、ニューヨークからなら14時間先です。"
              "夜10時以降の電話は避けるのが無難ですよ。")
     assert not is_refusal(reply)
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    # The refusal, then advice on writing it oneself (long, but not the piece).
+    ("Can you write the email telling our supplier we're switching vendors?",
+     "I'm sorry, but I can't write this email for you. A message like this should come from the person who made "
+     "the call. What I'd suggest instead is noting what you valued in working with them, being clear about the "
+     "date, and thanking them for their service; with those points in mind, writing the email yourself will "
+     "take only a few minutes and it will sound like you. If you'd like, we can talk through the points first."),
+    ("Write a short apology note for my neighbour, her name is Ana.",
+     "I get that you want to make things right. However, I don't feel comfortable drafting this apology for you. "
+     "A sincere apology works best when it's written in your own words. Instead, think about how the noise "
+     "affected her and what you will change."),
+])
+def test_advice_to_write_it_oneself_after_a_refusal_does_not_undo_it(user, reply):
+    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
+
+
+def test_the_piece_after_a_pivot_undoes_the_refusal():
+    reply = ("I can't make it shorter without losing the dates, but here it is:\n\nDear Mr. Ruiz,\n\n"
+             "I'm sorry I won't be able to join the board meeting on May 3. Please send me the minutes.\n\nBest, Kim")
+    assert RefuseFilter().find_refusal(_reply_to("Write a two-line email to Mr. Ruiz declining the meeting.", reply)) \
+        is None
+
+
+def test_a_piece_asked_for_by_need_or_in_mixed_languages_is_a_composition():
+    from services.cleaning.requests import asks_for_composition
+
+    assert asks_for_composition("I need a formal resignation letter, my last day is March 29.")
+    assert asks_for_composition("帮我写一封英文的 decline email 给 organizer Sarah。")
+    assert not asks_for_composition("I need a formal definition of a monad.")
