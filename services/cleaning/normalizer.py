@@ -164,7 +164,8 @@ def _merge_run(run: list[Msg]) -> list[Msg]:
 
 
 def merge_same_role(messages: list[Msg]) -> list[Msg]:
-    """Pass 2: merge runs of same-role non-atomic messages; drop blank tool messages."""
+    """Pass 2: merge runs of same-role non-atomic messages; drop blank messages (tool results, and turns
+    other than a final blank assistant reply)."""
     out: list[Msg] = []
     run: list[Msg] = []
     for m in messages:
@@ -180,7 +181,12 @@ def merge_same_role(messages: list[Msg]) -> list[Msg]:
                 out.append(m)
         else:
             run.append(m)
-    out.extend(_merge_run(run))
+    merged = _merge_run(run)
+    out.extend(merged)
+    if run and not merged and run[-1].get("role") == "assistant":
+        # A blank reply that ends the row stays: it is a failed generation, which the sanity step
+        # drops, not a gap to close (trimming it would make the row look answered one turn earlier).
+        out.append(run[-1])
     return out
 
 

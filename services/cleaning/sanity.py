@@ -43,6 +43,9 @@ class SanityParams(StepParams):
     max_msg_chars: int = Field(80000, ge=1, description="Longest single message.")
     min_agent_visible_chars: int = Field(50, ge=0, description="Agent rows: visible assistant text + reasoning.")
     trim_to_assistant: bool = Field(True, description="Cut the tail after the last assistant with a payload.")
+    drop_empty_final_reply: bool = Field(
+        True, description="A row ending in an assistant turn with nothing in it (no text, calls or reasoning) is a "
+                          "failed generation: drop it (content_integrity) instead of trimming the turn away.")
     filter_sensitive: bool = Field(True, description="Drop rows hitting the sensitive-word list.")
     sensitive_words_file: str | None = Field(None, description="One word per line, # comments.")
     extra_sensitive_words: list[str] = Field(default_factory=list, description="More sensitive words.")
@@ -73,6 +76,12 @@ def _fold_system(msgs: list[Msg]) -> list[Msg]:
         return msgs
     text = "\n\n".join(message_text(m.get("content")) for m in systems)
     return [{**systems[0], "content": text}] + [m for m in msgs if m.get("role") != "system"]
+
+
+def _ends_in_empty_reply(msgs: list[Msg]) -> bool:
+    """The last message is an assistant turn without a payload, answering a user or a tool result."""
+    return len(msgs) >= 2 and msgs[-1].get("role") == "assistant" and not has_payload(msgs[-1]) \
+        and msgs[-2].get("role") in ("user", "tool")
 
 
 def _trim(msgs: list[Msg]) -> list[Msg] | None:
@@ -427,6 +436,8 @@ class MessageSanityFilter(ParamStep[SanityParams]):
         elif reason == "content_integrity":
             ev.update(max_msg_chars=self.params.max_msg_chars,
                       longest=max((len(message_text(m.get("content"))) for m in msgs), default=0))
+            if self.params.drop_empty_final_reply and _ends_in_empty_reply(msgs):
+                ev.update(empty_final_reply=len(msgs) - 1, after=str(msgs[-2].get("role")))
         return ev
 
     def check(self, messages: Any, *, tools: Any = None) -> list[Msg] | str:
@@ -439,7 +450,11 @@ class MessageSanityFilter(ParamStep[SanityParams]):
             trimmed = _trim(msgs)
             if trimmed is None:  # most rows of prompt-only sets: no need to look for tool calls
                 return "no_assistant"
+            if self.params.drop_empty_final_reply and len(trimmed) < len(msgs) and _ends_in_empty_reply(msgs):
+                return "content_integrity"
             msgs = trimmed
+        elif self.params.drop_empty_final_reply and _ends_in_empty_reply(msgs):
+            return "content_integrity"
         # Agent or not is judged on the whole conversation, before the tail is trimmed.
         return self._checks(msgs, is_agent_row(messages), tools) or msgs
 

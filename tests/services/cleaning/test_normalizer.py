@@ -1,4 +1,4 @@
-from services.cleaning.normalizer import MessageNormalizer
+from services.cleaning.normalizer import MessageNormalizer, merge_same_role
 from tests.services.cleaning.builders import chat
 
 
@@ -63,3 +63,11 @@ def test_passes_can_be_switched_off_and_other_keys_survive():
     row["messages"].insert(1, {"role": "user", "content": "c"})
     out = MessageNormalizer(merge_same_role=False)([row])[0][0]
     assert len(out["messages"]) == 3 and out["id"] == "x1" and out["source"] == "s"
+
+
+def test_a_blank_final_reply_is_kept_for_the_sanity_step_and_other_blank_turns_go():
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": " "}, {"role": "user", "content": "q2"},
+            {"role": "assistant", "content": "\n"}]
+    out = merge_same_role(msgs)
+    assert [m["role"] for m in out] == ["user", "user", "assistant"]
+    assert out[-1] == {"role": "assistant", "content": "\n"}

@@ -169,3 +169,29 @@ def test_kanji_names_answering_a_japanese_request_and_a_table_of_languages_are_n
     table = ("| 语言 | 说法 |\n|---|---|\n| 日语 | ありがとうございます、どうもありがとう |\n"
              "| 韩语 | 감사합니다、고맙습니다 |\n| 中文 | 谢谢、多谢 |\n这几种说法在正式场合都可以用，对朋友可以说得随意一点。")
     assert isinstance(_check(chat("“谢谢”在几种亚洲语言里怎么说？", table)["messages"]), list)
+
+
+def _after_tool(final):
+    call = {"id": "c1", "type": "function", "function": {"name": "track", "arguments": '{"no": "4471"}'}}
+    return {"messages": [{"role": "user", "content": "When does parcel 4471 arrive?"},
+                         {"role": "assistant", "content": None, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": "c1", "content": '{"eta": "14:00-16:00"}'},
+                         {"role": "assistant", "content": final}],
+            "tools": [{"type": "function", "function": {"name": "track", "parameters": {}}}]}
+
+
+def test_a_row_ending_in_an_empty_reply_is_a_failed_generation_not_a_shorter_sample():
+    from services.cleaning.pipeline import default_pipeline
+    from services.cleaning.runner import clean_batch
+
+    for final in ("", "  \n  ", None):
+        result = clean_batch([_after_tool(final)], default_pipeline())
+        [dropped] = result.dropped
+        assert dropped["drop_reason"] == "content_integrity"
+        assert dropped["drop_evidence"]["empty_final_reply"] == 3 and dropped["drop_evidence"]["after"] == "tool"
+    # After a follow-up question too.
+    follow_up = chat("Outline my talk.", "1. Problem\n2. Fix\n3. Results", "Add a line per slide?", "")
+    assert clean_batch([follow_up], default_pipeline()).dropped[0]["drop_reason"] == "content_integrity"
+    # The answered row is kept; the old behaviour (trim back to the call) is one parameter away.
+    assert clean_batch([_after_tool("It arrives today between 14:00 and 16:00.")], default_pipeline()).kept
+    assert MessageSanityFilter(drop_empty_final_reply=False).check(_after_tool("")["messages"])[-1]["tool_calls"]
