@@ -87,6 +87,10 @@ def _mostly_code(text: str) -> bool:
 _YES_NO_REPLY_RE = re.compile(r"^\s*(?:yes|no|yep|nope|是|不是|对|不对|是的|はい|いいえ|네|아니요|아니오|예)\b", re.I)
 
 
+# The opening of a system prompt, where an agent's job is stated.
+_SYSTEM_ROLE_CHARS = 200
+
+
 class HardFilterParams(StepParams):
     """Parameters of HardFilter (reference defaults; None = rule off)."""
 
@@ -273,7 +277,12 @@ class HardFilter(ParamStep[HardFilterParams]):
             return None
         asked = next((message_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")
         floor = self._floor(_dense(text) or _dense(asked))
-        if len(text) >= floor or not asks_for_detail(asked[:REQUEST_HEAD_CHARS]):
+        if len(text) >= floor:
+            return None
+        # The job the system prompt opens with counts too ("Investigate, fix the bug, and explain the
+        # change"); only its opening, where the role is set, not a long policy's every clause.
+        system = message_text(msgs[0].get("content"))[:_SYSTEM_ROLE_CHARS] if msgs[0].get("role") == "system" else ""
+        if not asks_for_detail(asked[:REQUEST_HEAD_CHARS]) and not (system and asks_for_detail(system)):
             return None
         return {"check": "summary_below_floor", "window": text[:120], "reply_chars": len(text), "floor": floor,
                 "request": asked[:120]}

@@ -318,8 +318,11 @@ _SUPERLATIVE = re.compile(
 _FACT_QUESTION_MAX_CHARS = 80
 # A detail cue makes a long answer expected even when one of the cues above appears.
 _DETAIL = re.compile(
-    r"\b(?:explain|describe|discuss|compare|elaborate|in\s+detail|detailed|step\s+by\s+step|why|walk\s+me\s+through)\b"
-    r"|详细|解释|说明|比较|介绍|为什么|分析|詳しく|説明|解説|比較|なぜ|자세히|설명|비교|왜|분석",
+    r"\b(?:explain|describe|discuss|compare|elaborate|in\s+detail|detailed|step\s+by\s+step|why|walk\s+me\s+through"
+    r"|(?:review|critique|assess|evaluate)\s+(?:this|the|my|our|it|that|these|those)\b"
+    r"|(?:list|point\s+out|find)\s+(?:\w+\s+){0,2}?(?:problems|issues|bugs|risks|flaws))\b"
+    r"|详细|解释|说明|比较|对比|介绍|为什么|分析|审查|评审|点评|詳しく|説明|解説|比較|なぜ|問題点|レビュー|評価"
+    r"|자세히|설명|비교|왜|분석|리뷰|검토|평가",
     _I,
 )
 
@@ -328,6 +331,7 @@ _DETAIL = re.compile(
 # 원인이랑 어떻게 해야. (怎么办 is left out: "如果我想留20%怎么办" asks "what if", a lookup.)
 _CAUSE_OR_REMEDY = re.compile(
     r"\b(?:cause[sd]?|root\s+cause|what\s+(?:should|can|do)\s+I\s+do"
+    r"|what(?:'s|\s+is|\s+are|\s+seems\s+to\s+be)\s+(?:driving|behind|causing)"
     r"|how\s+(?:do|can|should)\s+I\s+(?:fix|solve|resolve))\b"
     r"|原因|怎么解决|如何解决|解决(?:办法|方法)|どうすれば|対処|解決策|원인|이유|어떻게\s*해야|해결\s*(?:방법|책)",
     _I,

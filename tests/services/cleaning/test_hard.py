@@ -319,3 +319,31 @@ def test_a_one_line_close_to_a_request_for_the_cause_and_the_fix_is_shallow():
     assert _reason(_tool_row("최근 로그 보고 원인이랑 어떻게 해야 할지 알려줘.", "로그 확인했습니다.")) == "shallow_reply"
     # "What if ..." asks for a value, and the value is the answer.
     assert _reason(_tool_row("好的，如果我想留20%的小费怎么办？", "那小费是17美元。")) is None
+
+
+@pytest.mark.parametrize(("system", "request_text", "final"), [
+    # The job is stated in the system prompt's opening.
+    ("You are a repository agent. Investigate, fix the bug, and explain the change.", "Fix the failing test.",
+     "Fixed."),
+    ("You are a code review assistant. List concrete problems with file and line references.",
+     "このPRのdiffを見て。", "レビューしました。"),
+    (None, "小米和vivo我在纠结，帮我对比一下哪个更适合我。", "好的，参数已经查到了。"),
+    (None, "Pull last month's sales and tell me which region missed target and what seems to be driving it.",
+     "Done. I pulled the data."),
+    (None, "Please review this contract clause for risks.", "Reviewed."),
+])
+def test_a_one_line_close_to_a_comparison_review_or_explained_fix_is_shallow(system, request_text, final):
+    row = _tool_row(request_text, final)
+    if system:
+        row["messages"].insert(0, {"role": "system", "content": system})
+    assert _reason(row) == "shallow_reply"
+
+
+def test_review_inside_quoted_text_or_deep_in_a_policy_asks_for_nothing():
+    # "for your review" is the email's wording, not a request to review.
+    assert _reason(_tool_row('Send my boss: "Final report attached for your review."', "Sent it to your boss.")) \
+        is None
+    row = _tool_row("Cancel order 17.", "Done, order 17 is cancelled.")
+    policy = "# Retail agent policy\n" + "- Authenticate the user first.\n" * 10 + "- Explain refunds in detail."
+    row["messages"].insert(0, {"role": "system", "content": policy})
+    assert _reason(row) is None
