@@ -22,16 +22,20 @@ _EN = (
     r"|i'?m\s+(?:getting\s+confused|going\s+in\s+circles|lost\s+here|not\s+sure\s+where)\b"
     r"|this\s+is\s+(?:getting|becoming)\s+(?:messy|complicated\s+fast|circular)\b"
     r"|i\s+keep\s+(?:making|getting)\s+the\s+same\s+error\b"
-    r"|i\s+(?:made|keep\s+making)\s+the\s+same\s+(?:mistake|error)\s+again\b)"
+    r"|i\s+(?:made|keep\s+making)\s+the\s+same\s+(?:mistake|error)\s+again\b"
+    # A correction labelled as one ("Correction:", "Correction again:").
+    r"|correction(?:\s+again)?\s*:)"
 )
 # Clause start: beginning, whitespace or punctuation, so 橙子等等 (a list's "etc.") is not hit.
 _ZH_START = r"(?:(?<=^)|(?<=[\s，,。.！!？?；;：:…「“\"'（(]))"
 _ZH = (
-    _ZH_START + r"(?:哦?等等|等一等)"
+    _ZH_START + r"(?:哦?等等|等一等|等一下[，,]|嗯[，,…。])"
     r"|不不不+|嗯{2,}|呃+|不对[，,]?\s*(?:等等|重新|让我)|错了[，,]?\s*让我"
     r"|让我(?:重新|再|再次)(?:想|试|来|考虑|计算)|我(?:再|重新)(?:想想|试试|来一次|考虑)"
     r"|我(?:越来越|有点)?(?:搞不清楚?|迷糊了?|乱了)|这(?:变得|越来越)(?:复杂|乱|难以?理清)"
-    r"|我(?:好像|似乎|又)(?:搞|弄)错了?|我(?:又犯|再次犯)了?错|一直(?:出错|犯错|搞错)"
+    r"|我(?:好像|似乎|又)(?:搞|弄|查|算|看|写)错了?|我(?:又犯|再次犯)了?错|一直(?:出错|犯错|搞错)"
+    # Taking back what was just said: "no, rather ...", "never mind", a labelled correction.
+    r"|不[，,]\s*还是|算了[，,]|其实我刚才|(?:再次?|最终)?更正[:：]"
 )
 _JA = (
     r"ちょっと待って|待って待って|いや待って|えっと+|うーん+|あれ[、,]?(?:また|もう一度)"
@@ -46,19 +50,20 @@ _KO = (
     r"잠깐(?:만요?)?[,.!…]|아\s+잠깐|(?<![가-힣])(?:음+|어+)(?![가-힣])(?=\s*[,.!?…~])"
     r"|다시\s*(?:생각|시작|해보|해야|계산|확인해|하겠|할게|풀)|헷갈(?:리기|리네|려서)|계속\s*(?:틀리|실수|잘못)"
     # "I got it wrong", "this one is wrong too": the assistant correcting itself.
-    r"|잘못\s*(?:계산|했|봤|읽)|틀렸(?:습니다|네요|어요|다)"
+    r"|잘못\s*(?:계산|했|봤|읽)|틀렸(?:습니다|네요|어요|다)|(?:다시\s*)?정정[:：]|(?<![가-힣])아니,\s"
 )
 
 # English and CJK markers are separate patterns so ASCII text (most text) pays for one only.
 # Matched against lowercased text without re.I, behind a first-letter lookahead: about 3x faster.
-_HES_EN = re.compile(r"\b(?=[wnobhualti])(?:" + _EN[2:] + ")")
+_HES_EN = re.compile(r"\b(?=[wnobhualtic])(?:" + _EN[2:] + ")")
 _HES_CJK = re.compile(f"{_ZH}|{_JA}|{_KO}")
 
 # Correction-cascade markers (``let me`` deliberately excluded: agent preambles use it).
 _CAS_EN = re.compile(
-    r"\b(?=[wahoni])(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake))\b"
+    r"\b(?=[wahonic])(?:wait|actually|hmm|no\s+wait|oh\s+wait|i\s+was\s+wrong|i\s+made\s+an?\s+(?:error|mistake)"
+    r"|correction)\b"
 )
-_CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再"
+_CAS_CJK = re.compile(_ZH_START + r"等等|不对|重新(?:想|考虑|算|计算|来)|错了|嗯{2,}|让我再|更正|정정"
                       r"|いや[、,]?\s*(?:待って|違|やっぱり)|(?:計算|確認|検討|見)し直")
 
 
@@ -80,15 +85,18 @@ def count_cascade_starts(text: str, low: str | None = None) -> list[int]:
 # overlap, so summed substring counts bound the match count from above. Most texts
 # fall below the count a signal needs, and the regexes never run on them.
 _HES_TRIGGERS_EN = ("wait", "hm", "uh", "um", "actually", "let me", "start over", "try again", "redo this",
-                    "getting confused", "in circles", "lost here", "not sure where", "this is", "the same")
+                    "getting confused", "in circles", "lost here", "not sure where", "this is", "the same",
+                    "correction")
 _HES_TRIGGERS_CJK = ("等等", "等一等", "不不", "嗯嗯", "呃", "不对", "错了", "让我", "我再", "我重新", "搞不清", "迷糊",
                      "乱了", "复杂", "变得乱", "越来越乱", "难以理清", "难理清",
                      "搞错", "弄错", "犯了错", "犯错", "出错",
                      "待って", "えっと", "うーん", "あれ", "もう一度", "やり直", "混乱", "わからなく", "いや", "し直",
                      "数え直", "訂正します", "いえ",
-                     "잠깐", "음", "어", "다시", "헷갈", "계속", "잘못", "틀렸")
-_CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a")
-_CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再", "いや", "し直")
+                     "잠깐", "음", "어", "다시", "헷갈", "계속", "잘못", "틀렸",
+                     "嗯", "等一下", "查错", "算错", "看错", "写错", "不，", "不,", "算了", "其实我刚才", "更正",
+                     "정정", "아니")
+_CAS_TRIGGERS_EN = ("wait", "actually", "hmm", "i was wrong", "i made a", "correction")
+_CAS_TRIGGERS_CJK = ("等等", "不对", "重新", "错了", "嗯嗯", "让我再", "いや", "し直", "更正", "정정")
 
 
 def _any_of(triggers: tuple[str, ...]) -> re.Pattern[str]:

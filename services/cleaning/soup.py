@@ -22,7 +22,7 @@ from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_repetition, 
 from services.cleaning.text import cjk_count, message_text
 
 __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
-           "soup_check", "soup_reason"]
+           "shuffled_words", "soup_check", "soup_reason"]
 
 Evidence = dict[str, Any]
 
@@ -342,7 +342,8 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
-    if p.script_salad and ((salad := script_salad(text)) is not None or (salad := loose_particles(text)) is not None):
+    if p.script_salad and ((salad := script_salad(text)) is not None or (salad := loose_particles(text)) is not None
+                           or (salad := shuffled_words(text)) is not None):
         return salad
     return mojibake(text) if p.mojibake else None
 
@@ -500,6 +501,62 @@ _LOOSE_SHARE = 0.08
 _TOKEN_STRIP = ".,!?;:。，！？；：、…\"'()（）「」"
 # After a Hangul word or a number ("14 입니다", "55 는"): Korean writes both attached to what follows.
 _HANGUL_END = re.compile(r"[\uac00-\ud7a3\d%]$")
+
+
+# Words of one language in shuffled order. English: an article never comes before a preposition, a
+# verb, a pronoun or a stop ("the of", "a is", "ball a,"), and a preposition never before a stop
+# ("temperature for,"), while shuffled prose makes such pairs every few words. Japanese: a sentence
+# never ends on the object or subject particle (混雑を。), except the softening ですが。.
+_ARTICLES = frozenset({"the", "a", "an"})
+_NOT_AFTER_ARTICLE = frozenset({
+    "the", "a", "an", "of", "to", "for", "in", "on", "at", "with", "by", "from", "and", "or", "but", "is", "are",
+    "was", "were", "be", "will", "would", "can", "could", "should", "has", "have", "had", "it", "he", "she", "they",
+    "we", "i", "you", "this", "that", "does", "do", "did", ".", ",", ";", ":", "!"})
+_PREPOSITIONS = frozenset({"of", "to", "for", "in", "on", "at", "with", "by", "from", "into", "about"})
+_NOT_AFTER_OF = frozenset({"is", "are", "was", "were", "and", "or", "of", "to", "for", "with", "by", "from"})
+_EN_TOKEN_RE = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|[^\sA-Za-z.,;:!]+|[.,;:!]")
+_CODE_SPAN_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
+_ORDER_MIN_WORDS = 40
+_ORDER_MIN_BREAKS = 3
+_ORDER_BREAK_SHARE = 0.03
+_JA_PARTICLE_END_RE = re.compile(r"(?:を|(?<![すただけれ])が)[。！]")
+_JA_MIN_ENDS = 3
+
+
+def shuffled_words(text: str) -> Evidence | None:
+    """Evidence that the words of an English or Japanese reply are in shuffled order, or None."""
+    if text.isascii() or _latin_share(text) > 0.9:
+        return _english_order(text)
+    if "を。" in text or "が。" in text or "を！" in text or "が！" in text:
+        ends = _JA_PARTICLE_END_RE.findall(text)
+        sentences = text.count("。") + text.count("！")
+        if len(ends) >= _JA_MIN_ENDS and 4 * len(ends) >= sentences:
+            return {"check": "shuffled_words", "language": "ja", "particle_ends": len(ends), "sentences": sentences,
+                    "window": text[:120]}
+    return None
+
+
+def _latin_share(text: str) -> float:
+    letters = sum(1 for c in text[:2000] if c.isalpha())
+    return sum(1 for c in text[:2000] if c.isascii() and c.isalpha()) / letters if letters else 0.0
+
+
+def _english_order(text: str) -> Evidence | None:
+    if "```" in text or "`" in text:
+        text = _CODE_SPAN_RE.sub(" ", text)
+    tokens = _EN_TOKEN_RE.findall(text.lower())
+    words = sum(1 for t in tokens if t not in ".,;:!")
+    if words < _ORDER_MIN_WORDS:
+        return None
+    breaks: list[str] = []
+    for x, y in zip(tokens, tokens[1:]):
+        if (x in _ARTICLES and y in _NOT_AFTER_ARTICLE) or (x in _PREPOSITIONS and y in ".,;:") or \
+                (x == "of" and y in _NOT_AFTER_OF):
+            breaks.append(f"{x} {y}")
+    if len(breaks) < _ORDER_MIN_BREAKS or len(breaks) < _ORDER_BREAK_SHARE * words:
+        return None
+    return {"check": "shuffled_words", "language": "en", "breaks": len(breaks), "words": words,
+            "pairs": breaks[:5], "window": text.strip()[:120]}
 
 
 def loose_particles(text: str) -> Evidence | None:

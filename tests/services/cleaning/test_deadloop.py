@@ -441,3 +441,21 @@ def test_a_list_naming_one_thing_again_and_again_is_a_loop(user, reply):
 def test_templates_topics_schedules_and_labels_are_not_a_repeated_list(user, reply):
     assert repeated_list_head(reply, user) is None
     assert not _row_dropped(user, reply)
+
+
+@pytest.mark.parametrize("text", [
+    # Fillers and take-backs in Chinese: 嗯，/ 等一下，/ 不，还是 / 算了，
+    "嗯，等一下，不对，我好像查错城市了……其实没错。不，还是再确认一下吧，重新查一遍。",
+    # A correction labelled again and again, in Chinese, Korean and English.
+    "280 × 0.8 = 224，最后 194 元。\n\n更正：应该是 200 元。\n\n再更正：不对，194 元。\n\n再次更正：还是 200 元。\n\n"
+    "最终更正：194 元。\n\n更正：200 元。",
+    "약 2시간 36분 걸립니다.\n\nCorrection: 2시간 39분이에요.\n\n정정: 2시간 36분이 맞아요.\n\n다시 정정: 2시간 46분입니다.\n\n"
+    "정정: 2시간 40분입니다.\n\nCorrection again: 2시간 36분입니다. 아니, 2시간 40분이요.",
+])
+def test_cjk_fillers_and_labelled_corrections_are_stuck(text):
+    assert _stuck(text)
+
+
+def test_one_labelled_correction_or_a_plain_um_in_quotes_is_not_stuck():
+    assert not _stuck("答案是 194 元。\n\n更正：上面的单位写错了，应为 194 元（人民币）。这是按先打折、再用券的顺序计算的结果。")
+    assert not _stuck("The total is $194.\n\nCorrection: the coupon applies after the discount, so the total stays $194.")

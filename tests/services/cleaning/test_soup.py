@@ -337,3 +337,27 @@ def test_korean_particles_left_after_numbers_in_shuffled_text_are_scrambled():
     found = soup_check(salad, P)
     assert found is not None and found["check"] == "loose_particles"
     assert soup_check("가격은 3,000 원 입니다. 배송비는 무료예요.", P) is None
+
+
+@pytest.mark.parametrize("text", [
+    ("The quickest soup for to beginner a is lentil the soup, because pot the one does most of. Onion you chop "
+     "one, carrot two, garlic cloves three. Pot in large the oil warm, then onion the soften until. Lentils add "
+     "cup one and water cups four, simmer minutes 25 for, soft until. Season salt with the pepper and, serve."),
+    "駅から近いので、ホテルはおすすめこちらが。朝食の評判もよく、和食と洋食をどちらも選べるバイキングを。"
+    "大浴場は最上階にあり、夜景の見える露天風呂が。チェックインは15時から、早めの到着なら荷物を預けられます。",
+])
+def test_words_of_one_language_in_shuffled_order_are_soup(text):
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "shuffled_words"
+
+
+@pytest.mark.parametrize("text", [
+    ("To make lentil soup, warm a little oil in a large pot and soften one chopped onion. Add two carrots, three "
+     "garlic cloves, a cup of lentils and four cups of water, then simmer for about 25 minutes until soft. "
+     "Season with salt and pepper, and it is ready to serve. Point (a), (b) and (c) of the recipe card are optional."),
+    "ご予約ありがとうございます。お部屋は最上階です。朝食は7時からですが。チェックインは15時からです。夜景もきれいですよ。",
+    "```python\nfor a in range(3):\n    print(a)\n```\nThe loop above prints each value of a, one per line, "
+    "and the variable named a is the counter. " * 2,
+])
+def test_ordinary_prose_and_code_are_not_shuffled(text):
+    assert soup_check(text, SoupParams()) is None
