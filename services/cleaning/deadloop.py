@@ -304,6 +304,8 @@ _HEAD_SHARE_FIFTHS = 3  # most item heads: three in five
 def _head_tokens(head: str) -> set[str]:
     low = head.lower()
     tokens = {w.rstrip("'s") for w in _LATIN_WORD_RE.findall(low) if len(w) >= 3} - _HEAD_STOPWORDS
+    if head.isascii():
+        return tokens
     for word in _HANGUL_WORD_RE.findall(head):
         tokens.update(word[i:i + 2] for i in range(len(word) - 1))
     for run in _CJK_RUN_RE.findall(head):
@@ -351,9 +353,10 @@ def repeated_list_head(text: str, request: str = "") -> Evidence | None:
     """
     if text.count("\n") < _MIN_LIST_ITEMS - 1:
         return None
-    items = [_item_head(m.group(1)) for m in _ITEM_LINE_RE.finditer(text)]
-    if len(items) < _MIN_LIST_ITEMS:
+    lines = _ITEM_LINE_RE.findall(text)
+    if len(lines) < _MIN_LIST_ITEMS:
         return None
+    items = list(map(_item_head, lines))
     need = max(4, -(-_HEAD_SHARE_FIFTHS * len(items) // 5))  # ceil(3n / 5) in integers
     heads = [h for h, _ in items if h]
     if len(heads) < need:
@@ -719,7 +722,12 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         own = text if text is not None else message_text(msg.get("content"))
         if own.count("\n") < _MIN_LIST_ITEMS - 1:
             return None  # too few lines for a list long enough (most replies)
-        found = repeated_list_head(split_think(own)[1], message_text(user)[:REQUEST_HEAD_CHARS])
+        response = split_think(own)[1]
+        # Judged without the request first: words of the request are excused only in the few lists
+        # that repeat a thing at all.
+        if repeated_list_head(response) is None:
+            return None
+        found = repeated_list_head(response, message_text(user)[:REQUEST_HEAD_CHARS])
         return None if found is None else {**found, "part": "response"}
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:

@@ -382,15 +382,18 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
-                "considered unethical", "be fair", "unfair", "yourself", "your own")
+                "considered unethical", "be fair", "unfair")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法", "不帮", "不替",
                  "不给", "不代", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
-                 "自己", "ご自身", "직접", "스스로",
                  "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아")
 
+
+# Every _DIY match contains one of these (lowercased), within the head it is looked for in.
+_DIY_TRIGGERS = ("yourself", "your own", "自己", "ご自身", "직접", "스스로", "而不是直接")
+_DIY_HEAD = 240
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.
 _ANY_CJK = re.compile("|".join(map(re.escape, _TRIGGERS_CJK)))
@@ -418,13 +421,10 @@ def _may_refuse(window: str, low: str) -> bool:
     for key, members in _TRIGGERS_EN_GROUPS:
         if key in low and any(map(low.__contains__, members)):
             return True
-    return not window.isascii() and _ANY_CJK.search(window) is not None
-
-
-def _may_refuse_text(text: str, check_window: int) -> bool:
-    """The cheap screen on the window ``refusal_evidence`` would judge."""
-    window = text.strip()[:check_window]
-    return _may_refuse(window, window.lower())
+    if not window.isascii() and _ANY_CJK.search(window) is not None:
+        return True
+    # "Do it yourself" counts only in the reply's opening, so only there do its words open the screen.
+    return any(map(low[:_DIY_HEAD].__contains__, _DIY_TRIGGERS))
 
 
 def _gate_open(low: str, gate: tuple[tuple[str, ...], ...]) -> bool:
@@ -509,12 +509,13 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
 
 
-def _finding(window: str, agent: bool, *, screened: bool = False,
-             piece: bool = False) -> tuple[str, re.Match[str]] | None:
+def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = False,
+             pivoted: list[bool] | None = None) -> tuple[str, re.Match[str]] | None:
     """The kind and match of the first refusal in ``window`` (quotes already blanked), or None.
 
     ``screened``: the caller has seen ``_may_refuse`` pass on this very window. ``piece``: the user
-    asked for a piece to send (a pivot then cancels only when the piece follows).
+    asked for a piece to send (a pivot then cancels only when the piece follows). ``pivoted``, when
+    given, gets True if a refusal was undone by a pivot (so a caller knows the piece reading may differ).
     """
     low = window.lower()
     if not screened and not _may_refuse(window, low):
@@ -526,10 +527,13 @@ def _finding(window: str, agent: bool, *, screened: bool = False,
     if decline is not None:
         return "ethical_decline", decline
     soft = _soft_match(window, low)
-    if soft is not None and not _qualifies_answer(window, soft) and not _pivot_cancels(window, soft, piece=piece) \
-            and not (agent and _POLICY_REASON.search(window)):
-        return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
-    diy = _DIY.search(window, 0, _DECLINE_HEAD + 40)
+    if soft is not None and not _qualifies_answer(window, soft):
+        if not _pivot_cancels(window, soft, piece=piece):
+            if not (agent and _POLICY_REASON.search(window)):
+                return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
+        elif pivoted is not None:
+            pivoted[0] = True
+    diy = _DIY.search(window, 0, _DIY_HEAD)
     if diy is not None and "```" not in window:
         return "do_it_yourself", diy
     return None
@@ -555,7 +559,7 @@ def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple
 
 
 def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
-                     composition: bool = False) -> Evidence | None:
+                     composition: bool = False, pivoted: list[bool] | None = None) -> Evidence | None:
     """Evidence that the first ``check_window`` chars (think blocks removed) refuse the task, or None.
 
     ``composition``: the user asked for words to send to someone (a letter, a reply, a few
@@ -573,7 +577,7 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
     masked = _mask_quotes(window)
     screened = masked is window  # nothing was blanked: the screen above has judged this window
     found = _piece_finding(masked, agent, screened=screened) if composition else \
-        _finding(masked, agent, screened=screened)
+        _finding(masked, agent, screened=screened, pivoted=pivoted)
     if found is None:
         return None
     kind, m = found
@@ -684,11 +688,13 @@ class RefuseFilter(ParamStep[RefuseParams]):
         # so it is worked out when one is found, not for every row.
         is_agent: list[bool | None] = [agent] if p.agent_policy_exempt else [False]
         user: Any = None
+        asks_words: bool | None = None  # whether ``user`` asks for a piece to send, worked out when needed
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
                 continue
             if m.get("role") == "user":
                 user = m.get("content")  # each reply is judged against the request it answers
+                asks_words = None
                 continue
             if m.get("role") != "assistant":
                 continue
@@ -705,17 +711,21 @@ class RefuseFilter(ParamStep[RefuseParams]):
             # reason for the call ("저는 AI라서 현재 시각을 알 수 없어요. 도구로 확인해 볼게요").
             acting = bool(m.get("tool_calls"))
             for part, text in parts:
-                found = self._evidence(text, messages, is_agent, tools)
+                pivoted = [False]
+                found = self._evidence(text, messages, is_agent, tools, pivoted=pivoted)
+                # A reply that refuses, or whose refusal a pivot undid, to a request for a piece to send
+                # (a letter, a message) is judged as that piece: there only the piece itself undoes a
+                # refusal, and the piece's own "I can't come" is content (most replies are neither).
+                if found is not None or pivoted[0]:
+                    if asks_words is None:
+                        asks_words = _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS])
+                    if asks_words:
+                        found = self._evidence(text, messages, is_agent, tools, composition=True)
                 if found is not None and acting and found["check"] in _SOFT_CHECKS:
                     found = None
                 if found is not None and found["check"] == "do_it_yourself" and \
                         _ASKS_ABOUT_SELF.search(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = None  # "Should I do it myself?": "do it yourself" answers it
-                # Only a reply with refusal words asks whether a letter was requested (most never do):
-                # then the reply is judged as that piece, where only the piece itself undoes a refusal.
-                if (found is not None or _may_refuse_text(text, p.check_window)) and \
-                        _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]):
-                    found = self._evidence(text, messages, is_agent, tools, composition=True)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():
@@ -723,11 +733,11 @@ class RefuseFilter(ParamStep[RefuseParams]):
         return None
 
     def _evidence(self, text: str, messages: list[Any], is_agent: list[bool | None], tools: Any = None, *,
-                  composition: bool = False) -> Evidence | None:
+                  composition: bool = False, pivoted: list[bool] | None = None) -> Evidence | None:
         # refusal_evidence with agent=True differs only by dropping a soft refusal that cites a
         # policy: judge as a non-agent first, and look at the row only for such a finding.
         window = self.params.check_window
-        found = refusal_evidence(text, check_window=window, composition=composition)
+        found = refusal_evidence(text, check_window=window, composition=composition, pivoted=pivoted)
         if found is None or found["check"] not in _SOFT_CHECKS or is_agent[0] is False:
             return found
         if is_agent[0] is None:

@@ -340,9 +340,9 @@ def test_korean_particles_left_after_numbers_in_shuffled_text_are_scrambled():
 
 
 @pytest.mark.parametrize("text", [
-    ("The quickest soup for to beginner a is lentil the soup, because pot the one does most of. Onion you chop "
-     "one, carrot two, garlic cloves three. Pot in large the oil warm, then onion the soften until. Lentils add "
-     "cup one and water cups four, simmer minutes 25 for, soft until. Season salt with the pepper and, serve."),
+    ("Soup the of lentil is quickest the for beginner, because pot the one and the does most work of. Onion "
+     "chop the and carrot the, garlic then add. Water with the lentils simmer minutes for 25, soft until the are "
+     "they. Salt with season the and pepper, warm serve it and enjoy the with bread some crusty."),
     "駅から近いので、ホテルはおすすめこちらが。朝食の評判もよく、和食と洋食をどちらも選べるバイキングを。"
     "大浴場は最上階にあり、夜景の見える露天風呂が。チェックインは15時から、早めの到着なら荷物を預けられます。",
 ])
