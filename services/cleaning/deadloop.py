@@ -154,7 +154,9 @@ def talks_about_its_writing(text: str) -> bool:
 
 
 # A section header: a bold or # heading line, or a short line closed by a colon.
-_HEADER_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,40}\*\*[:：]?|[^\n]{1,30}[:：])\s*$")
+# A header line: markdown, bold, "label:", or a bracketed or bulleted title (【月曜日】, [Day 2], ■ 화요일).
+_HEADER_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,40}\*\*[:：]?|[^\n]{1,30}[:：]|【[^】\n]{1,30}】|\[[^\]\n]{1,30}\]"
+                        r"|[■□●◆◇▶▷◎]\s*[^\n]{1,30})\s*$")
 _TEMPLATE_MIN_SECTIONS = 3
 
 

@@ -383,6 +383,13 @@ def test_a_daily_template_with_one_line_of_its_own_per_day_is_no_loop():
     assert not _row_dropped("Make a weekday morning checklist, mostly the same every day.", tracker)
 
 
+@pytest.mark.parametrize("header", ["【{}】", "[{}]", "■ {}"])
+def test_the_same_routine_under_bracketed_day_headers_asked_for_each_day_is_no_loop(header):
+    body = "- 首回し（左右10回）\n- 肩のストレッチ（30秒）\n- 前屈（30秒）\n- スクワット（15回）"
+    reply = "\n\n".join(header.format(d) + "\n" + body for d in ("月曜日", "火曜日", "水曜日", "木曜日", "金曜日"))
+    assert not _row_dropped("平日の朝の5分ストレッチを曜日ごとに書いてください。毎日同じ内容でいいです。", reply)
+
+
 def test_korean_recalculations_and_admitted_mistakes_are_hesitations():
     reply = ("합계는 120입니다.\n\n잠깐, 할인을 빼고 계산해야 하네요. 다시 계산하겠습니다. 합계는 108입니다.\n\n"
              "아니, 제가 잘못 계산했네요. 다시 하겠습니다.\n\n잠깐, 이것도 틀렸습니다. 처음부터 다시 계산하겠습니다.")
