@@ -153,10 +153,10 @@ def talks_about_its_writing(text: str) -> bool:
     return len(_WRITING_TALK_RE.findall(_narration(text))) >= _WRITING_TALK_MIN
 
 
-# A section header: a bold or # heading line, or a short line closed by a colon.
-# A header line: markdown, bold, "label:", or a bracketed or bulleted title (【月曜日】, [Day 2], ■ 화요일).
-_HEADER_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,40}\*\*[:：]?|[^\n]{1,30}[:：]|【[^】\n]{1,30}】|\[[^\]\n]{1,30}\]"
-                        r"|[■□●◆◇▶▷◎]\s*[^\n]{1,30})\s*$")
+# A section header: a bold or # heading line, a short line closed by a colon, or a bracketed or bulleted
+# title (【月曜日】, [Day 2], ■ 화요일).
+_HEADER_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{1,40}\*\*[:：]?|[^\n]{1,30}[:：]"
+                        r"|【[^】\n]{1,30}】|\[[^\]\n]{1,30}\]|[■□●◆◇▶▷◎]\s*[^\n]{1,30})\s*$")
 _TEMPLATE_MIN_SECTIONS = 3
 
 

@@ -337,7 +337,8 @@ _ABOUT_REQUEST = re.compile(
     r"|\b(?:writ|draft|compos)\w*\s+(?:this|that|it|the)(?:\s+one|\s+\w+)?\s*(?:for\s+you\b|(?=[.!?]))"
     r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
     r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
-    r"|(?:这种|这类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知)"
+    r"|(?:这种|这类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知|e-?mail|letter|message)"
+    r"|帮(?:你|您)(?:写|撰写|起草)"
     r"|\b(?:that|this|it)(?:'s|\s+is)(?:\s+not|n't)\s+something\b"
     r"|(?:メール|手紙|文面|文章|メッセージ)(?:と\s*なると|となれば|については|に関しては)"
     r"|그건|그것은"
@@ -553,7 +554,10 @@ def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple
     if found is None:
         return None
     kind, m = found
-    if kind == "ai_disclaimer" or _ABOUT_REQUEST.search(window, max(0, m.start() - 20), m.end() + _ABOUT_REACH):
+    # A disclaimer, or the reply opening by sending the user off to write it themselves, is never the
+    # piece's own content.
+    if kind in ("ai_disclaimer", "do_it_yourself") or \
+            _ABOUT_REQUEST.search(window, max(0, m.start() - 20), m.end() + _ABOUT_REACH):
         return found
     return None
 

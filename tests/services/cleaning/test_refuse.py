@@ -610,3 +610,11 @@ def test_a_piece_asked_for_by_need_or_in_mixed_languages_is_a_composition():
     assert asks_for_composition("I need a formal resignation letter, my last day is March 29.")
     assert asks_for_composition("帮我写一封英文的 decline email 给 organizer Sarah。")
     assert not asks_for_composition("I need a formal definition of a monad.")
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    ("帮我写个 email decline 这个 job offer，politely 一点。", "Sorry，这封 decline email 我没办法帮你写。拒绝 offer 是很 personal 的事。"),
+    ("帮我写一封 cover letter，申请 data analyst。", "Cover letter 其实最好是你自己写，这样才 authentic。给你几个 tips：先写你为什么感兴趣。"),
+])
+def test_declining_a_piece_named_in_english_inside_chinese_is_a_refusal(user, reply):
+    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
