@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
 
-DROP_REASONS_VERSION = "4"
+DROP_REASONS_VERSION = "5"
 
 INVALID_ROW = "invalid_row"
 
@@ -27,11 +27,13 @@ DROP_REASONS: dict[str, str] = {
     "total_too_long": "all messages together are longer than max_total_chars",
     "too_many_rounds": "more user/assistant rounds than max_rounds",
     "dead_loop": ("an assistant turn hesitates, cascades corrections, repeats itself, one sentence or one list"
-                  " item, or loops a tool call (the same calls answered the same way)"),
+                  " item (or names one thing in most items), or loops a tool call (the same calls answered the same"
+                  " way)"),
     "duplicate": "the same conversation was already kept (global dedup)",
     "near_duplicate": "a near copy (MinHash Jaccard at or above the threshold) of a kept conversation",
-    "refusal": "an assistant turn refuses the task",
-    "token_soup": "an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos or salad)",
+    "refusal": "an assistant turn refuses the task (or opens by sending the user off to do it themselves)",
+    "token_soup": ("an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos, salad or"
+                   " words in shuffled order)"),
     "model_not_allowed": "the row's model id is not in the allowed families",
     "no_key_rounds": "the intent classifier found no key round",
     "score_no_context": "no round of the row could be scored",
@@ -40,7 +42,8 @@ DROP_REASONS: dict[str, str] = {
     "role_order": "roles are invalid or out of order (system not first, tool without a call, ...)",
     "tool_matching": ("tool results do not match the ids of the assistant's tool calls, or a call names a tool the"
                       " row does not offer"),
-    "content_integrity": "empty assistant/system turns, oversized messages, bad tool names or arguments, repeats",
+    "content_integrity": ("empty assistant/system turns (an empty final reply included), oversized messages, bad"
+                          " tool names or arguments, repeats"),
     "lang_match": "the assistant answers in a different script family than the user asked in",
     "agent_min_visible": "an agent row shows too little assistant output (a well-formed tool call counts in full)",
     "sensitive_words": "a message contains a word of the sensitive-word list",
