@@ -196,6 +196,10 @@ def test_naming_the_work_without_doing_it_for_the_user_is_no_ethical_decline():
     "I won't write the cover letter in full. Let me know the job title and I'll give you some feedback on yours.",
     "我不能直接给出这道题的答案，不过可以给你一点提示。",
     "죄송하지만 정답은 알려 드릴 수 없어요. 하지만 힌트는 드릴게요.",
+    # A cue that leads into the disclaimer is no turn away from it, nor is a referral after it.
+    "不过，作为一个AI语言模型，我无法理解幽默，所以没法给你讲笑话。建议你和朋友聊聊天，或者看部喜剧。",
+    "しかしながら、AI言語モデルとして、この文の正しさを保証することはできません。専門家にご相談ください。",
+    "좋은 질문이에요! 하지만 저는 AI 언어 모델로서 취미를 추천해 드리기는 어렵습니다. 대신 스스로에게 질문해 보시는 걸 권해 드립니다.",
 ])
 def test_a_pivot_to_an_offer_of_lesser_help_still_declines(text):
     assert is_refusal(text)
@@ -222,8 +226,80 @@ def test_quoted_wording_is_not_the_replys_own_refusal(text):
 def _reply_to(user: str, reply: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
 
+def _agent_reply(user, call_text, result, final, tools=None):
+    call = {"id": "c0", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    return {"messages": [{"role": "user", "content": user},
+                         {"role": "assistant", "content": call_text, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": "c0", "content": result},
+                         {"role": "assistant", "content": final}], "tools": tools or []}
+
+
+def _tool(name, description):
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {}}}
+
+
+def test_a_turn_that_calls_a_tool_acts_on_the_request_whatever_it_says():
+    row = _agent_reply("Wie spät ist es in Tokio?", "As an AI I can't know the current time myself, so I'll check.",
+                       "14:05", "It is 14:05 in Tokyo.")
+    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
+    ko = _agent_reply("서울 날씨 어때?", "저는 AI라서 실시간 날씨를 알 수는 없어요. 도구로 확인해 볼게요.", "맑음 12도", "맑고 12도예요.")
+    assert RefuseFilter()([ko])[1] == []
+
+
+def test_an_agent_disclaiming_what_an_offered_tool_would_get_is_a_refusal():
+    tools = [_tool("get_forecast", "Weather forecast for a city and date.")]
+    row = _agent_reply("Convert 20 EUR to USD.", "", "21.6", "20 EUR is about 21.6 USD.", tools)
+    row["messages"] += [{"role": "user", "content": "Will it rain in Lyon tomorrow?"},
+                        {"role": "assistant", "content": "As an AI language model, I can't see weather forecasts, "
+                                                         "so I recommend checking a local weather site."}]
+    found = RefuseFilter().find_refusal(row["messages"], tools=row["tools"])
+    assert found is not None and found["check"] == "ai_disclaimer" and found["offered_tool"] == "get_forecast"
+    # No tool for it: saying so, and where to go instead, is the agent's job done right.
+    row["tools"] = [_tool("convert_currency", "Convert an amount between currencies.")]
+    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
+
+
+@pytest.mark.parametrize("final", [
+    "확인했습니다. 다만 이 주문은 고객님 계정의 주문이 아니라서 policy상 다른 분의 주문 정보는 알려드릴 수 없어요.",
+    "ご注文は3月4日に配送済みです。返品の受付は配送日から30日以内となっているため、申し訳ございませんが返品はお受けできません。",
+])
+def test_an_agent_citing_the_shops_rule_in_any_language_is_not_a_refusal(final):
+    row = _agent_reply("注文を返品したいです。", "", '{"status": "delivered"}', final)
+    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
+
+@pytest.mark.parametrize("reply", [
+    # The task done, then encouragement: the code is the answer.
+    "Here it is:\n\n```bash\nfind . -name '*.py' | xargs wc -l\n```\n\nNext time, try writing one like it yourself!",
+    # Advice the user asked for ("should I do it myself?") is no deflection.
+    "Honestly, yes: for a change this small you should do it yourself, it takes five minutes and you learn the tool.",
+])
+def test_doing_the_task_or_advising_to_do_it_oneself_is_not_a_deflection(reply):
+    assert RefuseFilter().find_refusal(_reply_to("Should I fix the sink myself or call a plumber?", reply)) is None
+
+def test_an_ai_aside_followed_by_the_answer_is_not_a_refusal():
+    reply = ("私はAIなので、今の時刻を直接確認することはできません。ただ、計算はとても簡単です。\n\n"
+             "日本時間はUTC+9時間で、サマータイムはありません。ロンドンからなら日本は9時間先、ニューヨークからなら14時間先です。"
+             "夜10時以降の電話は避けるのが無難ですよ。")
+    assert not is_refusal(reply)
+
+def test_the_piece_after_a_pivot_undoes_the_refusal():
+    reply = ("I can't make it shorter without losing the dates, but here it is:\n\nDear Mr. Ruiz,\n\n"
+             "I'm sorry I won't be able to join the board meeting on May 3. Please send me the minutes.\n\nBest, Kim")
+    assert RefuseFilter().find_refusal(_reply_to("Write a two-line email to Mr. Ruiz declining the meeting.", reply)) \
+        is None
+
+
+def test_a_piece_asked_for_by_need_or_in_mixed_languages_is_a_composition():
+    from services.cleaning.requests import asks_for_composition
+
+    assert asks_for_composition("I need a formal resignation letter, my last day is March 29.")
+    assert asks_for_composition("帮我写一封英文的 decline email 给 organizer Sarah。")
+    assert not asks_for_composition("I need a formal definition of a monad.")
+
+
 
 @pytest.mark.parametrize(("user", "reply"), [
+    # Declining to write the requested piece in the user's place.
     ("Help me tell my sister I can't host Thanksgiving this year.",
      "I'm really sorry, but I won't be able to host Thanksgiving this year. Work has been overwhelming and I "
      "need a quieter holiday. Could we do a smaller dinner at your place instead? I'll bring the pie."),
@@ -490,54 +566,7 @@ def test_a_korean_it_is_not_my_role_to_do_it_for_you_declines():
     ("先方へのお断りメールを書いてください。",
      "恐れ入りますが、お断りのメールを代わりに作成することはできかねます。ご自身の言葉でお伝えください。"),
     ("선생님께 결석 사유 문자 좀 써 줘.", "죄송하지만 그 문자는 제가 대신 작성해 드릴 수 없습니다. 직접 보내시는 게 좋아요."),
-])
-def test_declining_to_write_the_requested_piece_in_the_users_place_is_a_refusal(user, reply):
-    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
-
-
-def _agent_reply(user, call_text, result, final, tools=None):
-    call = {"id": "c0", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
-    return {"messages": [{"role": "user", "content": user},
-                         {"role": "assistant", "content": call_text, "tool_calls": [call]},
-                         {"role": "tool", "tool_call_id": "c0", "content": result},
-                         {"role": "assistant", "content": final}], "tools": tools or []}
-
-
-def _tool(name, description):
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {}}}
-
-
-def test_a_turn_that_calls_a_tool_acts_on_the_request_whatever_it_says():
-    row = _agent_reply("Wie spät ist es in Tokio?", "As an AI I can't know the current time myself, so I'll check.",
-                       "14:05", "It is 14:05 in Tokyo.")
-    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
-    ko = _agent_reply("서울 날씨 어때?", "저는 AI라서 실시간 날씨를 알 수는 없어요. 도구로 확인해 볼게요.", "맑음 12도", "맑고 12도예요.")
-    assert RefuseFilter()([ko])[1] == []
-
-
-def test_an_agent_disclaiming_what_an_offered_tool_would_get_is_a_refusal():
-    tools = [_tool("get_forecast", "Weather forecast for a city and date.")]
-    row = _agent_reply("Convert 20 EUR to USD.", "", "21.6", "20 EUR is about 21.6 USD.", tools)
-    row["messages"] += [{"role": "user", "content": "Will it rain in Lyon tomorrow?"},
-                        {"role": "assistant", "content": "As an AI language model, I can't see weather forecasts, "
-                                                         "so I recommend checking a local weather site."}]
-    found = RefuseFilter().find_refusal(row["messages"], tools=row["tools"])
-    assert found is not None and found["check"] == "ai_disclaimer" and found["offered_tool"] == "get_forecast"
-    # No tool for it: saying so, and where to go instead, is the agent's job done right.
-    row["tools"] = [_tool("convert_currency", "Convert an amount between currencies.")]
-    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
-
-
-@pytest.mark.parametrize("final", [
-    "확인했습니다. 다만 이 주문은 고객님 계정의 주문이 아니라서 policy상 다른 분의 주문 정보는 알려드릴 수 없어요.",
-    "ご注文は3月4日に配送済みです。返品の受付は配送日から30日以内となっているため、申し訳ございませんが返品はお受けできません。",
-])
-def test_an_agent_citing_the_shops_rule_in_any_language_is_not_a_refusal(final):
-    row = _agent_reply("注文を返品したいです。", "", '{"status": "delivered"}', final)
-    assert RefuseFilter().find_refusal(row["messages"], tools=row["tools"]) is None
-
-
-@pytest.mark.parametrize(("user", "reply"), [
+    # Sending the user off to do the task themselves.
     ("Write a bash one-liner that counts lines in all .py files.",
      "Good exercise! I'd suggest you try writing it yourself first: think about find and wc. "
      "Post your attempt and I'll look at it."),
@@ -550,38 +579,7 @@ def test_an_agent_citing_the_shops_rule_in_any_language_is_not_a_refusal(final):
     ("読書感想文を800字で書いてください。",
      "感想文はご本人が感じたことを書くものですので、こちらで文章をお書きすることは控えさせていただきます。"),
     ("React 코드 예제 좀 짜 줘.", "코드를 직접 짜 드리기보다는 공식 문서를 먼저 읽어 보시는 걸 추천드려요."),
-])
-def test_sending_the_user_off_to_do_the_task_themselves_is_a_refusal(user, reply):
-    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
-
-
-@pytest.mark.parametrize("reply", [
-    # The task done, then encouragement: the code is the answer.
-    "Here it is:\n\n```bash\nfind . -name '*.py' | xargs wc -l\n```\n\nNext time, try writing one like it yourself!",
-    # Advice the user asked for ("should I do it myself?") is no deflection.
-    "Honestly, yes: for a change this small you should do it yourself, it takes five minutes and you learn the tool.",
-])
-def test_doing_the_task_or_advising_to_do_it_oneself_is_not_a_deflection(reply):
-    assert RefuseFilter().find_refusal(_reply_to("Should I fix the sink myself or call a plumber?", reply)) is None
-
-
-@pytest.mark.parametrize("reply", [
-    "不过，作为一个AI语言模型，我无法理解幽默，所以没法给你讲笑话。建议你和朋友聊聊天，或者看部喜剧。",
-    "しかしながら、AI言語モデルとして、この文の正しさを保証することはできません。専門家にご相談ください。",
-    "좋은 질문이에요! 하지만 저는 AI 언어 모델로서 취미를 추천해 드리기는 어렵습니다. 대신 스스로에게 질문해 보시는 걸 권해 드립니다.",
-])
-def test_a_cue_leading_into_the_ai_disclaimer_or_a_referral_after_it_does_not_cancel_it(reply):
-    assert is_refusal(reply)
-
-
-def test_an_ai_aside_followed_by_the_answer_is_not_a_refusal():
-    reply = ("私はAIなので、今の時刻を直接確認することはできません。ただ、計算はとても簡単です。\n\n"
-             "日本時間はUTC+9時間で、サマータイムはありません。ロンドンからなら日本は9時間先、ニューヨークからなら14時間先です。"
-             "夜10時以降の電話は避けるのが無難ですよ。")
-    assert not is_refusal(reply)
-
-
-@pytest.mark.parametrize(("user", "reply"), [
+    # Advice on writing it oneself after the refusal (long, but not the piece) does not undo it.
     # The refusal, then advice on writing it oneself (long, but not the piece).
     ("Can you write the email telling our supplier we're switching vendors?",
      "I'm sorry, but I can't write this email for you. A message like this should come from the person who made "
@@ -592,29 +590,9 @@ def test_an_ai_aside_followed_by_the_answer_is_not_a_refusal():
      "I get that you want to make things right. However, I don't feel comfortable drafting this apology for you. "
      "A sincere apology works best when it's written in your own words. Instead, think about how the noise "
      "affected her and what you will change."),
-])
-def test_advice_to_write_it_oneself_after_a_refusal_does_not_undo_it(user, reply):
-    assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
-
-
-def test_the_piece_after_a_pivot_undoes_the_refusal():
-    reply = ("I can't make it shorter without losing the dates, but here it is:\n\nDear Mr. Ruiz,\n\n"
-             "I'm sorry I won't be able to join the board meeting on May 3. Please send me the minutes.\n\nBest, Kim")
-    assert RefuseFilter().find_refusal(_reply_to("Write a two-line email to Mr. Ruiz declining the meeting.", reply)) \
-        is None
-
-
-def test_a_piece_asked_for_by_need_or_in_mixed_languages_is_a_composition():
-    from services.cleaning.requests import asks_for_composition
-
-    assert asks_for_composition("I need a formal resignation letter, my last day is March 29.")
-    assert asks_for_composition("帮我写一封英文的 decline email 给 organizer Sarah。")
-    assert not asks_for_composition("I need a formal definition of a monad.")
-
-
-@pytest.mark.parametrize(("user", "reply"), [
+    # A piece named in English inside Chinese.
     ("帮我写个 email decline 这个 job offer，politely 一点。", "Sorry，这封 decline email 我没办法帮你写。拒绝 offer 是很 personal 的事。"),
     ("帮我写一封 cover letter，申请 data analyst。", "Cover letter 其实最好是你自己写，这样才 authentic。给你几个 tips：先写你为什么感兴趣。"),
 ])
-def test_declining_a_piece_named_in_english_inside_chinese_is_a_refusal(user, reply):
+def test_declining_the_piece_or_sending_the_user_off_to_do_it_is_a_refusal(user, reply):
     assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
