@@ -263,7 +263,9 @@ _AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人�
 # yourself first", 建议你自己先写一下, 最好是你自己写, ご自身で調べた方が, 직접 수정하시는 게 좋을 것 같아요).
 # Said before any code and near the start, it is the reply declining the task, whatever tips follow.
 _DIY = re.compile(
-    r"\b(?:so\s+(?:that\s+)?you\s+can|you\s+(?:should|could|might\s+want\s+to)"
+    # The first characters of every alternative: one test rules out most positions.
+    r"(?=[sSyYiIwWdDmM建最还你您而ご직스])"
+    r"(?:\b(?:so\s+(?:that\s+)?you\s+can|you\s+(?:should|could|might\s+want\s+to)"
     r"|I(?:'d|\s+would)?\s+(?:suggest|recommend|encourage)"
     r"\s+(?:that\s+)?you|(?:it'?s|it\s+is|it'?d\s+be|it\s+would\s+be)\s+(?:best|better)\s+(?:if\s+you|for\s+you\s+to))"
     r"\s+(?:\w+\s+){0,3}?(?:it|this|that|them|the\s+\w+)\s+(?:yourself|on\s+your\s+own)\b"
@@ -273,7 +275,7 @@ _DIY = re.compile(
     r"|(?:你|您)自己(?:动手)?(?:写|做)(?:会)?(?:更|比较)好|而不是直接(?:拿到|要|给你|给您)(?:答案|代码)"
     r"|ご自身で[^。]{0,30}?(?:方が|ほうが)"
     r"|(?:직접|스스로)\s*(?:\S+\s*){0,3}?[가-힣]*시(?:는|면서\s*\S+시는)\s*(?:게|것이|걸)\s*"
-    r"(?:가장\s*|훨씬\s*|더\s*)?(?:좋|나아|낫|훨씬|더)",
+    r"(?:가장\s*|훨씬\s*|더\s*)?(?:좋|나아|낫|훨씬|더))",
     re.I,
 )
 # The user asking about doing it themselves (myself, 自己, 自分で, 직접): "do it yourself" is then an answer.

@@ -520,7 +520,7 @@ _ORDER_BREAK_RE = re.compile(
 )
 _ORDER_WORD_RE = re.compile(r"\S+")
 _CODE_SPAN_RE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
-_ORDER_HEAD = 2000  # the head of a reply shows its word order as well as the whole does
+_ORDER_HEAD = 1200  # the head of a reply (some 200 words) shows its word order as well as the whole does
 _ORDER_MIN_WORDS = 40
 _ORDER_MIN_BREAKS = 3
 _ORDER_BREAK_SHARE = 0.02
@@ -532,6 +532,9 @@ def shuffled_words(text: str) -> Evidence | None:
     """Evidence that the words of an English or Japanese reply are in shuffled order, or None."""
     head = text[:_ORDER_HEAD]
     if head.isascii() or _non_ascii_share(head) < 0.05:
+        # Words are separated by spaces or line breaks: fewer separators than words needed settle it.
+        if head.count(" ") + head.count("\n") < _ORDER_MIN_WORDS - 1:
+            return None
         return _english_order(head)
     if "を。" in head or "が。" in head or "を！" in head or "が！" in head:
         ends = _JA_PARTICLE_END_RE.findall(head)
