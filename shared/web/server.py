@@ -12,12 +12,21 @@ event loop and sends them together at the end of that turn, so a plain
 response leaves in one send (on the gateway's hot path that is about a tenth
 of its CPU per call). Streams still go out chunk by chunk, as each chunk is
 written in its own turn. WebSocket upgrades get the real transport back.
+
+A service process (``serve_app``, each of ``serve_workers``' children) also
+tunes the cyclic garbage collector once its app has started (``tune_gc``):
+everything built at startup is frozen out of the collector's reach, and young
+collections run less often. Measured on the gateway's hot path under load,
+the stock settings spent about a tenth of the process's CPU in the collector,
+most of it in full collections that walked the ~140,000 objects of the
+imported frameworks every few thousand calls, each a pause of about 100 ms.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -32,7 +41,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from shared.web.direct import DirectEntry, direct_entry_of
 
-__all__ = ["CoalescingHttpProtocol", "CoalescingTransport", "server_config", "serve_app", "serve_workers"]
+__all__ = [
+    "GC_GEN0_THRESHOLD", "CoalescingHttpProtocol", "CoalescingTransport", "ServiceServer", "server_config", "serve_app",
+    "serve_workers", "tune_gc",
+]
 
 log = logging.getLogger("trajforge.web")
 
@@ -133,6 +145,36 @@ class CoalescingHttpProtocol(HttpToolsProtocol):
         super().handle_websocket_upgrade()
 
 
+#: Container allocations (net of frees) between young collections in a service process (CPython's
+#: default is 700). A request allocates a few hundred short-lived containers that reference
+#: counting frees; collecting every 700 walked the live ones of many requests in flight again and
+#: again. Cyclic garbage still goes, a few megabytes later.
+GC_GEN0_THRESHOLD = 50_000
+
+
+def tune_gc() -> None:
+    """Collect once, then freeze what survives (the app, its imports, pools, caches) and space out
+    young collections, for a process that serves until it exits.
+
+    Frozen objects are never traversed again; full collections then walk only what was made since.
+    Only for a dedicated server process: freezing a process that goes on making and dropping
+    apps (the test suite, the embedded stack) would keep their cycles for ever.
+    """
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
+
+
+class ServiceServer(uvicorn.Server):
+    """uvicorn's server for a service process: the collector is tuned once startup is done."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:  # started: the app and everything its lifespan built now exist
+            tune_gc()
+
+
 def server_config(app: Any, **options: Any) -> uvicorn.Config:
     """The uvicorn config every service runs with: one send per response, the request middleware's
     access log instead of uvicorn's (which would only build a record per request), our logging setup."""
@@ -142,8 +184,8 @@ def server_config(app: Any, **options: Any) -> uvicorn.Config:
 
 
 def serve_app(app: Any, *, host: str, port: int, **options: Any) -> None:
-    """Serve ``app`` until interrupted (``uvicorn.run`` with ``server_config``)."""
-    uvicorn.Server(server_config(app, host=host, port=port, **options)).run()
+    """Serve ``app`` until interrupted (``uvicorn.run`` with ``server_config``; ``tune_gc`` once started)."""
+    ServiceServer(server_config(app, host=host, port=port, **options)).run()
 
 
 def serve_workers(make_app: Callable[[], Any], *, host: str, port: int, workers: int, **options: Any) -> int:
@@ -173,7 +215,7 @@ def serve_workers(make_app: Callable[[], Any], *, host: str, port: int, workers:
         if pid == 0:  # the child: its own app and event loop on the shared socket
             code = 1
             try:
-                uvicorn.Server(server_config(make_app(), host=host, port=port, **options)).run(sockets=[sock])
+                ServiceServer(server_config(make_app(), host=host, port=port, **options)).run(sockets=[sock])
                 code = 0
             finally:
                 for stream in (sys.stdout, sys.stderr):

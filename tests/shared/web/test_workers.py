@@ -1,4 +1,5 @@
-"""`serve_workers`: several processes serve one port; a stop signal or one worker's exit stops them all."""
+"""`serve_workers`: several processes serve one port; a stop signal or one worker's exit stops them all; each
+tunes its garbage collector once started."""
 
 from __future__ import annotations
 
@@ -13,19 +14,21 @@ from pathlib import Path
 import httpx
 import pytest
 
+from shared.web.server import GC_GEN0_THRESHOLD
 from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# A child process serving an app that answers its own process id, in two worker processes.
+# A child process serving an app that answers its own process id and collector state, in two worker processes.
 _SERVER = """
-import os, sys
+import gc, os, sys
 from fastapi import FastAPI
 from shared.web.server import serve_workers
 
 def make_app():
     app = FastAPI()
     app.get("/pid")(lambda: {"pid": os.getpid()})
+    app.get("/gc")(lambda: {"pid": os.getpid(), "gen0": gc.get_threshold()[0], "frozen": gc.get_freeze_count()})
     return app
 
 sys.exit(serve_workers(make_app, host="127.0.0.1", port=int(sys.argv[1]), workers=2, log_level="warning"))
@@ -95,3 +98,19 @@ def test_workers_must_be_at_least_one() -> None:
 
     with pytest.raises(ValueError, match="at least 1"):
         serve_workers(lambda: None, host="127.0.0.1", port=1, workers=0)
+
+
+def test_each_worker_freezes_what_startup_built_and_spaces_out_young_collections(two_workers) -> None:
+    proc, url = two_workers
+    workers = set(_children(proc.pid))
+    states: dict[int, dict[str, int]] = {}
+    deadline = time.monotonic() + 30
+    while set(states) != workers and time.monotonic() < deadline:
+        with httpx.Client() as client:
+            state = client.get(url + "/gc").json()
+            states[state["pid"]] = state
+    assert set(states) == workers
+    for state in states.values():
+        assert state["gen0"] == GC_GEN0_THRESHOLD
+        # The imported frameworks and the app: tens of thousands of objects the collector no longer walks.
+        assert state["frozen"] > 10_000
