@@ -18,6 +18,10 @@ def test_refusals_in_each_language(text):
 def test_japanese_apologetic_refusal_missed_by_reference_is_caught():
     assert is_refusal("申し訳ありませんが、その依頼には対応いたしかねます。")
     assert is_refusal("申し訳ありませんが、お手伝いできません。")
+    # Business Japanese: "we do not take such requests" is the same decline.
+    assert is_refusal("恐れ入りますが、個別のレポート作成のご依頼は承っておりません。")
+    assert is_refusal("申し訳ございませんが、そういったご相談は当窓口では受け付けておりません。")
+    assert not is_refusal("当店では現金でのお支払いのみ承っております。カードはご利用いただけません。")
 
 
 def test_i_cant_wait_to_help_is_not_a_refusal():
