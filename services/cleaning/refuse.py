@@ -51,7 +51,8 @@ _IDIOM = r"(?!\s+(?:wait|stress|believe|emphasi[sz]e|recommend\s+enough|help\s+(
 # Forms after the self-reference; the gap before them takes a contraction ("I'm unable to",
 # "I'd rather not"), so the bare forms stand without am/are.
 _CANT = (r"(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM + r"|(?:am|are)\s+not\s+able\s+to|won'?t|will\s+not"
-         r"|(?:am|are)\s+unable\s+to|unable\s+to|not\s+able\s+to|(?:'d|would)\s+(?:rather|prefer)\s+not"
+         r"|(?:am|are)\s+unable\s+to|unable\s+to|not\s+able\s+to"
+         r"|(?:'d|would)\s+(?:(?:actually|really|honestly|just|much)\s+)?(?:rather|prefer)\s+not"
          r"|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
          r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to"
          r"|do\s*n[o']?t\s+feel\s+comfortable)")
@@ -149,6 +150,7 @@ _HARD_CJK = (
     r"대신\s*(?:\S+\s*){0,3}?드리면[^.!?。\n]{0,60}?[.!?。\n][^.!?。]{0,60}?직접\s*(?:써|작성|번역|만들어|해)\s*"
     r"보시(?:길|기를|는\s*(?:것을|게))",
     r"대신\s*(?:\S+\s*){0,2}?드리기\s*보다(?:는)?[^.!?。\n]{0,30}?직접",
+    r"대신\s*(?:\S+\s*){0,3}?드리면[^.!?。\n]{0,30}?(?:불리|역효과|도움이\s*(?:안|되지\s*않))",
     r"[가-힣]\s*드리(?:기|는\s*(?:것|거))\s*보다(?:는)?[^.!?。\n]{0,40}?(?:직접|스스로)"
     r"|(?:직접|스스로)\s*(?:\S+\s*){0,2}?[가-힣]\s*드리기\s*보다",
     r"(?:您的|这个|该)(?:请求|问题|内容|话题).{0,20}?(?:违反|不当|不合适|超出了?我)",
@@ -177,7 +179,7 @@ _AI_ID = (
     r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*"
     r"(?:として|である(?:私|ため|から|ので)|なので|なため|のため|ですので|ですから|だから|の私)"
     r"|(?:AI|인공지능|언어\s*모델)(?:\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇))?\s*"
-    r"(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저(?:는|로서는|로서|에게는))"
+    r"(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저(?:는|로서는|로서|에게는)|이라(?=[\s,])|라(?=[\s,]))"
 )
 # ... and an inability said by the assistant.
 _AI_CANT = (
@@ -187,13 +189,14 @@ _AI_CANT = (
     r"|have\s+no\s+(?:way|ability|access))"
     r"|无法|不能|不可以|没有办法|没办法|不具备|没有能力|做不到"
     r"|できません|できかねます|いたしかねます|致しかねます|不可能です|(?:言え|でき|答えられ)(?:ない|ません)"
-    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능"
+    r"|(?:差し)?控えさせていただきます"
+    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능|(?:권한|능력|방법)이\s*없|[가-힣]지\s*못(?:해|합|하|했)"
 )
 # Both in one sentence, in either order, is the disclaimer; a sentence is what lies between
 # terminators, so the AI aside and an inability in another sentence stay apart.
 _SENTENCE_GAP = r"[^.!?。！？\n]*?"
 _AI_SELF = re.compile(
-    r"(?=[aiI作身我人言인언无不没做でい致수어불])"
+    r"(?=[aiI作身我人言无不没做でい致差控가-힣])"
     r"(?:(?:" + _AI_ID + r")" + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
     r"|(?:" + _AI_CANT + r")" + _SENTENCE_GAP + r"(?:" + _AI_ID + r"))",
     _FLAGS,
@@ -273,9 +276,9 @@ _DIY = re.compile(
     r"\s+(?:\w+\s+){0,3}?(?:it|this|that|them|the\s+\w+)\s+(?:yourself|on\s+your\s+own)\b"
     r"|\b(?:writing|doing|drafting|making)\s+(?:it|this|that|the\s+\w+)\s+yourself\b"
     r"|\b(?:written|said)\s+in\s+your\s+own\s+(?:words|voice)\b"
-    r"|(?:建议|最好|还是)(?:是)?(?:你|您)(?:自己|亲自)(?:先)?(?:尝试|试着|动手)?(?:写|做|算|改|来|查|试)"
+    r"|(?:建议|最好|还是)(?:是)?(?:你|您)(?:自己|亲自)(?:先|再)?(?:尝试|试着|动手)?(?:写|做|算|改|来|查|试|读|修改|调整)"
     r"|(?:你|您)自己(?:动手)?(?:写|做)(?:会)?(?:更|比较)好|而不是直接(?:拿到|要|给你|给您)(?:答案|代码)"
-    r"|ご自身で[^。]{0,30}?(?:方が|ほうが)"
+    r"|ご自身で[^。]{0,30}?(?:方が|ほうが|のが(?:安全|確実|一番|いちばん|良い|よい|いい))"
     r"|(?:직접|스스로)\s*(?:\S+\s*){0,3}?[가-힣]*시(?:는|면서\s*\S+시는)\s*(?:게|것이|걸)\s*"
     r"(?:가장\s*|훨씬\s*|더\s*)?(?:좋|나아|낫|훨씬|더))",
     re.I,
@@ -313,11 +316,13 @@ _OFFER = re.compile(
     r"|if\s+you(?:'d)?\s+like|let\s+me\s+know|explain\s+the\s+(?:approach|concept|steps?|method)"
     # ... or something else than what was asked, or a referral elsewhere.
     r"|be\s+(?:happy|glad)\s+to|I\s+(?:can|could)\s+(?:tell\s+you\s+about|explain\s+why)"
+    r"|(?:share|paste|send)\s+(?:the|your|its)\s+(?:\w+\s+){0,2}?(?:output|results?|errors?|logs?)"
+    r"|help\s+you\s+(?:interpret|make\s+sense\s+of|read|understand)"
     r"|(?:try|use)\s+(?:a|an|the)?\s*(?:\w+\s+){0,2}(?:tool|app|service|checker)|ask\s+(?:a|an|your)\s+(?:\w+\s+)?"
     r"(?:friend|colleague|teacher|tutor|professional)|consult\s+(?:a|an|your))\b"
-    r"|提纲|大纲|思路|讲解|提示|梳理|如果你(?:愿意|需要|想)|说说你"
-    r"|ヒント|構成|考え方|(?:なら|でしたら)(?:お手伝い|お伝え)|教えてください"
-    r"|힌트|개요|방법을\s*설명|(?:알려|말씀해)\s*주시면|원하시면"
+    r"|提纲|大纲|思路|讲解|提示|梳理|如果你(?:愿意|需要|想)|说说你|(?:发|贴|粘贴)(?:给我|过来|出来)"
+    r"|ヒント|構成|考え方|(?:なら|でしたら)(?:お手伝い|お伝え)|教えてください|(?:貼り付け|共有|お送り)(?:て|し)?いただければ"
+    r"|힌트|개요|방법을\s*설명|(?:알려|말씀해|붙여|공유해|보내)\s*주시면|원하시면|해석(?:을|하는\s*걸)?\s*도와"
     r"|(?:도구|툴|앱|서비스)를?\s*(?:활용|이용|사용)|(?:지인|친구|전문가|선생님)에게\s*부탁|(?:ツール|アプリ)を(?:使|利用)"
     r"|(?:工具|软件)|请教|(?:和|跟|找|向)(?:朋友|家人|同事|老师|专业)|(?:寻求|咨询)[^。！？]{0,6}?(?:专业|咨询师|医生|律师)"
     r"|스스로(?:에게)?|(?:보시는|하시는)\s*(?:걸|것을)\s*(?:권|추천)|(?:친구|지인|전문가)(?:와|에게|랑|한테)",
@@ -490,6 +495,9 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
         # "However, as an AI I cannot ...", 不过，作为AI我无法, 하지만 저는 AI로서: the cue leads into the
         # disclaimer, it does not turn away from it.
         pivot = _PIVOT.search(window, pivot.end())
+    while pivot is not None and soft.re is _AI_SELF and soft.start() < pivot.start() and pivot.end() < soft.end():
+        # A cue inside the disclaimer's own sentence (AIである私が代わりに作ることは控えます) is part of it.
+        pivot = _PIVOT.search(window, pivot.end())
     while pivot is not None and soft.re is not _AI_SELF and pivot.start() < soft.end() \
             and _SELF_CUE.fullmatch(pivot.group(0)):
         # "I will" / "I'll" inside the refusal itself ("I will not help ...", "I'll have to pass",
@@ -661,6 +669,54 @@ class RefuseParams(StepParams):
     scan_all_assistants: bool = Field(True, description="Scan every assistant turn, not only the first.")
     scan_reasoning: bool = Field(False, description="Also scan reasoning_content/thinking.")
     agent_policy_exempt: bool = Field(True, description="In agent rows, keep denials that cite a policy.")
+    check_referrals: bool = Field(True, description="Drop a short reply that sends a doable task elsewhere "
+                                                    "(use a tool, consult someone) instead of doing it.")
+
+
+# A reply that sends the user elsewhere for a task it could do itself: a recommendation to use,
+# consult or call someone or something else ("I'd recommend looking up a conversion chart", 建议您直接
+# 使用银行的计算器, 専門の翻訳サービスに確認してもらうことをおすすめします, 트레이너와 상담해 보시는 걸 추천드려요).
+_REFERRAL = re.compile(
+    r"\b(?:I'?d|I\s+would)\s+(?:\w+\s+)?(?:recommend|suggest|encourage)\b[^.!?\n]{0,40}?"
+    r"\b(?:looking\s+up|using|consulting|contacting|calling|checking\s+with|asking|reaching\s+out|talking\s+to"
+    r"|speaking\s+with|giving\s+(?:\w+\s+){1,3}?(?:a\s+)?(?:quick\s+)?call|visiting|working\s+with"
+    r"|a\s+(?:professional|specialist|trainer|doctor|lawyer|accountant|translator))"
+    r"|建议(?:您|你)?(?:直接)?(?:使用|咨询|联系|找|询问|请教|去|到|借助)"
+    r"|(?:専門|サービス|ツール|公式|サポート|ヘルプデスク|先輩|ネイティブ|詳しい方|窓口|担当者)[^。]{0,40}?"
+    r"(?:おすすめ|お勧め|確実|推奨|お問い合わせ)"
+    r"|(?:상담|문의|전문가|트레이너|센터|컨설팅)[^.!?]{0,40}?(?:추천|권해|권장)",
+    re.I,
+)
+# A request for something made or done (write, convert, 帮我, してください, 해 줘), not for advice.
+_ASKS_TO_DO = re.compile(
+    r"\b(?:write|draft|convert|calculate|compute|translate|fix|rewrite|edit|polish|proofread|make|create|build|plan"
+    r"|design|summari[sz]e|run|figure\s+out|work\s+out)\b"
+    r"|帮我|给我|请(?:帮|把)|(?:して|て)(?:ください|くれない|くれる|もらえ|ほしい)|にして|お願いします"
+    r"|(?:해|줘|주세요|줄래|주실|짜\s*주)",
+    re.I,
+)
+_LIST_LINE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]+", re.M)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# A referral reply is a short paragraph; anything longer carries an answer of its own.
+_REFERRAL_MAX = 800
+
+
+def referral_evidence(reply: str, request: str) -> Evidence | None:
+    """Evidence that ``reply`` hands the task of ``request`` to someone or something else instead of
+    doing it, or None.
+
+    Only a short reply with nothing made in it counts: no list, no code, and no number the request
+    did not already hold (a conversion or a sum done would bring new ones). Advice questions are
+    left alone: "consult a doctor" can be the answer there.
+    """
+    if not reply or "```" in reply or _weight(reply) > _REFERRAL_MAX:
+        return None
+    m = _REFERRAL.search(reply)
+    if m is None or _ASKS_TO_DO.search(request) is None or len(_LIST_LINE.findall(reply)) >= 2:
+        return None
+    if set(_NUMBER.findall(reply)) - set(_NUMBER.findall(request)):
+        return None
+    return {"check": "referral", "window": reply[max(0, m.start() - 40):m.end() + 40].strip(), "offset": m.start()}
 
 
 class RefuseFilter(ParamStep[RefuseParams]):
@@ -735,11 +791,27 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 if found is not None and found["check"] == "do_it_yourself" and \
                         _ASKS_ABOUT_SELF.search(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = None  # "Should I do it myself?": "do it yourself" answers it
+                if found is None and part == "content" and not acting and p.check_referrals:
+                    found = self._referral(text, user, messages, is_agent)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():
                 return None
         return None
+
+    @staticmethod
+    def _referral(text: str, user: Any, messages: list[Any], is_agent: list[bool | None]) -> Evidence | None:
+        request = message_text(user)[:REQUEST_HEAD_CHARS]
+        found = referral_evidence(text, request)
+        if found is None:
+            return None
+        if _asks_for_words(request) and letter_start(text) is not None:
+            return None  # the piece asked for is there: its own "I'd recommend calling us" is its content
+        if is_agent[0] is None:
+            is_agent[0] = is_agent_row(messages)
+        if is_agent[0] and _POLICY_REASON.search(text):
+            return None  # an agent sending the user on where its policy stops it
+        return found
 
     def _evidence(self, text: str, messages: list[Any], is_agent: list[bool | None], tools: Any = None, *,
                   composition: bool = False, pivoted: list[bool] | None = None) -> Evidence | None:

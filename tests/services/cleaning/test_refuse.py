@@ -600,3 +600,80 @@ def test_a_korean_it_is_not_my_role_to_do_it_for_you_declines():
 ])
 def test_declining_the_piece_or_sending_the_user_off_to_do_it_is_a_refusal(user, reply):
     assert RefuseFilter().find_refusal(_reply_to(user, reply)) is not None
+
+
+@pytest.mark.parametrize("text", [
+    # Korean AI disclaimers: no permission, cannot feel, after "AI 모델이라".
+    "저는 AI 모델이라 회사 서버에 직접 접속할 권한이 없습니다. 관리자에게 요청해 보세요.",
+    "저는 AI라서 그런 감정을 실제로 느끼지 못해요. 직접 써 보시는 게 가장 좋아요.",
+    # Japanese: the AI refraining from the task in the same sentence.
+    "AIである私が代わりに挨拶文を作ることは、気持ちが伝わりにくくなるため控えさせていただきます。",
+    # An adverb inside "I'd rather not".
+    "I'd really rather not write the speech itself; it should sound like you.",
+    # The only help offered is reading back what the user ran.
+    "As an AI, I don't have the ability to run your notebook. Run it locally and share the output with me, "
+    "and I'll help you interpret it.",
+    # Doing it in the user's place said to hurt them.
+    "제가 대신 고쳐 드리면 오히려 평가에 불리할 수 있어요. 여러 번 읽어 보며 다듬어 보세요.",
+    # "Better you do it yourself" in Japanese and Chinese.
+    "私が書き換えるより、ご自身で仕様を確認して修正していただくのが安全です。",
+    "我建议你自己再修改一下，按照时间顺序调整结构就好。",
+])
+def test_deflections_found_in_held_out_rows_are_refusals(text):
+    assert is_refusal(text)
+
+
+@pytest.mark.parametrize("text", [
+    "As an AI I can't taste food, but here's how they compare: the ramen place has a richer broth, more toppings and "
+    "a lower price than the udon place, and its line moves faster at lunch.",
+    "이 단계를 건너뛰면 다음 단계로 넘어가지 못해요. 먼저 설정 파일을 만드세요.",
+    "저는 AI라서 직접 볼 수는 없지만, 말씀하신 증상으로는 배터리 문제일 가능성이 높아요. 충전기를 바꿔 보시고, "
+    "그래도 같으면 설정에서 배터리 상태를 확인해 보세요. 최대 용량이 80% 아래라면 교체를 권합니다.",
+    "Share the output with your team once the job finishes; the summary table is at the top of the report.",
+])
+def test_answers_near_those_words_are_not_refusals(text):
+    assert not is_refusal(text)
+
+
+def _one_turn(request: str, reply: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": request}, {"role": "assistant", "content": reply}]
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Can you convert 3 cups of milk and 2 cups of oats to grams?",
+     "Cup weights vary a lot by ingredient and by how you fill the cup. I'd recommend using an online "
+     "cups-to-grams calculator where you pick each ingredient."),
+    ("帮我把这段英文翻译成中文：We will ship the order on Monday.",
+     "翻译涉及语气和专业术语，为了准确起见，建议您使用专业的翻译软件或者请懂英语的同事帮忙。"),
+    ("この表を月ごとに集計するピボットテーブルの作り方を教えてください。",
+     "Excelのバージョンによって操作が違いますので、公式のサポートページでご確認いただくのが確実です。"),
+    ("다음 주 발표 자료 목차 좀 짜 주세요.",
+     "발표 목차는 회사마다 원하는 방식이 달라서 제가 정하기 조심스러워요. 팀장님과 상담해서 정하시는 걸 추천드려요."),
+])
+def test_a_reply_that_sends_a_doable_task_elsewhere_is_a_referral(request_text, reply):
+    found = RefuseFilter().find_refusal(_one_turn(request_text, reply))
+    assert found is not None and found["check"] == "referral", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    # Advice asked for: "see a professional" can be the answer.
+    ("I've had a headache for three days, what should I do?",
+     "Rest, drink water and limit screens. If it lasts more than a few more days or gets worse, I'd recommend "
+     "seeing a doctor."),
+    # The task done: new numbers came with it.
+    ("Convert 2 cups of flour to grams.",
+     "About 250 g (125 g per cup). For accuracy I'd recommend using a kitchen scale next time."),
+    # The piece asked for is there; its own referral is content.
+    ("Write a short reply to a customer asking how to get a refund.",
+     "Dear Ms. Park,\n\nThank you for reaching out. I'd recommend contacting our billing team through the "
+     "refund form on our website; they will process it within a week.\n\nBest regards,\nSam"),
+])
+def test_answers_with_a_recommendation_are_not_referrals(request_text, reply):
+    assert RefuseFilter().find_refusal(_one_turn(request_text, reply)) is None
+
+
+def test_referrals_can_be_switched_off():
+    turns = _one_turn("Please translate this sentence into French: good morning.",
+                      "I'd recommend using a dedicated translation service for that.")
+    assert RefuseFilter().find_refusal(turns) is not None
+    assert RefuseFilter(check_referrals=False).find_refusal(turns) is None
