@@ -11,6 +11,7 @@ from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.requests import (
     REQUEST_HEAD_CHARS,
+    asks_for_brevity,
     asks_for_code,
     asks_for_detail,
     asks_for_repetition,
@@ -284,6 +285,8 @@ class HardFilter(ParamStep[HardFilterParams]):
         system = message_text(msgs[0].get("content"))[:_SYSTEM_ROLE_CHARS] if msgs[0].get("role") == "system" else ""
         if not asks_for_detail(asked[:REQUEST_HEAD_CHARS]) and not (system and asks_for_detail(system)):
             return None
+        if asks_for_brevity(asked[:REQUEST_HEAD_CHARS]):
+            return None  # "just the number": the user's bound wins over an analyst's role
         return {"check": "summary_below_floor", "window": text[:120], "reply_chars": len(text), "floor": floor,
                 "request": asked[:120]}
 

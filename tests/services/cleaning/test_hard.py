@@ -347,3 +347,24 @@ def test_review_inside_quoted_text_or_deep_in_a_policy_asks_for_nothing():
     policy = "# Retail agent policy\n" + "- Authenticate the user first.\n" * 10 + "- Explain refunds in detail."
     row["messages"].insert(0, {"role": "system", "content": policy})
     assert _reason(row) is None
+
+
+def test_a_bare_figure_after_tool_results_is_kept_when_only_the_figure_was_asked_for():
+    from services.cleaning.runner import build_steps, clean_batch
+
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "run_sql", "arguments": '{"query": "SELECT COUNT(*) FROM users"}'}}
+    tools = [{"type": "function", "function": {"name": "run_sql", "description": "Run SQL",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+
+    def row(request: str) -> dict:
+        return {"tools": tools, "messages": [
+            {"role": "system", "content": "你是数据分析助手。"}, {"role": "user", "content": request},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": '[{"n": 2741}]'},
+            {"role": "assistant", "content": "2741"}]}
+
+    assert clean_batch([row("上周新注册的用户有多少？只告诉我数字。")], build_steps(None)).kept
+    # Without the bound the analyst's role asks for more than a figure.
+    dropped = clean_batch([row("上周新注册的用户有多少？")], build_steps(None)).dropped
+    assert dropped and dropped[0]["drop_evidence"]["check"] == "summary_below_floor"

@@ -22,12 +22,17 @@ def _chat(user: str, assistant: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("text", ["Reply with just the number.", "Answer yes or no: is it safe?", "只回答城市名",
-                                  "一言で答えて", "숫자만 말해줘", "Give me a one-word synonym"])
+                                  "一言で答えて", "숫자만 말해줘", "Give me a one-word synonym",
+                                  # Bounds met in held-out rows: only the number or the translation, no
+                                  # explanation, "X alone is fine", "just give me X".
+                                  "上个月退款了几笔？只告诉我数字。", "翻成法语，只给译文", "翻成英文就好，别解释：早上好",
+                                  "「きょうかい」の漢字、漢字だけでいいよ", "구글 시트에서 평균 구하는 함수만 줘"])
 def test_brevity_requests_are_recognised(text):
     assert asks_for_brevity(text)
 
 
-@pytest.mark.parametrize("text", ["Explain the history of Rome in detail.", "请详细介绍长城", "詳しく説明して", "자세히 설명해 줘"])
+@pytest.mark.parametrize("text", ["Explain the history of Rome in detail.", "请详细介绍长城", "詳しく説明して", "자세히 설명해 줘",
+                                  "조금만 더 자세히 설명해 줘", "名前だけでなく理由も教えて"])
 def test_open_requests_are_not_brevity_requests(text):
     assert not asks_for_brevity(text)
 
