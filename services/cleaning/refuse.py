@@ -287,11 +287,13 @@ _DIY = re.compile(
 _ASKS_ABOUT_SELF = re.compile(
     r"\b(?:myself|by\s+myself|on\s+my\s+own|DIY)\b|我自己|自己(?:来|做|动手)|自分で|직접|스스로", re.I)
 _ETHICS_REACH = 250
+_GROUND_PAST_PIVOT = 12
 _DECLINE_HEAD = 200
 
 _PIVOT = re.compile(
-    r"(?=[liahby让改尝不然但代たしでけま대하없않어])"
+    r"(?=[liahbywW让改尝不然但代たしでけま대하없않어])"
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
+    r"|what\s+I\s+can\s+do\b"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use)"
     r"|but\b[^.!?\n]{0,80}?\b(?:I\s+can\s+help|I\s+can\s+(?:explain|show|walk)|I'?d\s+be\s+happy\s+to))\b"
     r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|ただ[、,]|しかし|ですが|けれど"
@@ -470,7 +472,12 @@ def _ethical_decline(window: str) -> re.Match[str] | None:
     for m in _DECLINE.finditer(window, 0, _DECLINE_HEAD + 40):
         if m.start() > _DECLINE_HEAD:
             break
-        if _GROUNDS.search(window, max(0, m.start() - _ETHICS_REACH), m.end() + _ETHICS_REACH):
+        # Grounds are given with the decline; after a turn to other help ("ただ、整理はお手伝いできます")
+        # the words belong to that help's content (a news item about fraud is no ground).
+        pivot = _PIVOT.search(window, m.end(), m.end() + _ETHICS_REACH)
+        # (A cue can open the ground itself: 代わりに作成することは: a few characters past it still count.)
+        end = pivot.end() + _GROUND_PAST_PIVOT if pivot is not None else m.end() + _ETHICS_REACH
+        if _GROUNDS.search(window, max(0, m.start() - _ETHICS_REACH), end):
             return m
     return None
 

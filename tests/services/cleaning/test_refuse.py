@@ -677,3 +677,21 @@ def test_referrals_can_be_switched_off():
                       "I'd recommend using a dedicated translation service for that.")
     assert RefuseFilter().find_refusal(turns) is not None
     assert RefuseFilter(check_referrals=False).find_refusal(turns) is None
+
+
+def test_what_i_can_do_turns_to_other_help():
+    # A denial with its reason, then the help that is possible: an answer, not a refusal.
+    assert not is_refusal(
+        "Unfortunately I'm not able to refund this booking: it was made more than 24 hours ago and has no insurance. "
+        "What I can do is move it to other dates for the fare difference, or cancel it for a travel credit. "
+        "Which would you prefer, and if it's new dates, which days work for you?")
+
+
+def test_a_ground_word_in_the_help_after_a_turn_is_no_ground_of_the_decline():
+    # "不正" (fraud) is part of the market analysis offered after ただ、, not a reason given for declining.
+    assert not is_refusal(
+        "来月の株価を断言することはできません。誰にも確実には分からないからです。ただ、判断材料の整理はお手伝いできます。"
+        "上がる要因：決算の好調、円安、自社株買い。下がる要因：円高、認証不正問題のような品質関連のニュース、景気減速。"
+        "何年持つつもりかを先に決め、数回に分けて買うと迷いが減ります。")
+    # A ground said with the decline still counts, even when a cue word opens it.
+    assert is_refusal("申し訳ございませんが、お断りのメールを代わりに作成することはできかねます。ご自身の言葉でお伝えください。")
