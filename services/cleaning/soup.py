@@ -492,7 +492,10 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
 # 이, 가, 도 and 만 are left out, being words too (this, go, degrees, ten thousand).
 _KO_LOOSE = frozenset({"은", "는", "을", "를", "에", "에서", "으로", "의", "와", "과", "에게", "한테", "부터", "까지",
                        "습니다", "입니다", "요"})
-_ZH_LOOSE = frozenset({"的", "了", "吗", "呢", "吧", "着", "过"})
+# Chinese: the particles, and the one-character function words (是, 很, 也, 在, ...) that prose always
+# joins to a neighbour; Chinese puts no spaces between words, so each alone is a piece of scrambled text.
+_ZH_LOOSE = frozenset({"的", "了", "吗", "呢", "吧", "着", "过", "是", "很", "也", "在", "和", "就", "都", "要", "把",
+                       "被", "还"})
 # Japanese: after a word in kana or kanji (分かち書き the user asks for is exempted by the filter).
 _JA_LOOSE = frozenset({"は", "が", "を", "に", "の", "で", "と", "も", "へ", "から", "まで", "より", "ます", "です"})
 _JA_END = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]$")

@@ -291,6 +291,9 @@ def test_a_list_of_languages_switches_at_its_separators_and_is_no_salad(text):
 @pytest.mark.parametrize("text", [
     "보관 냉장고 은 에서 가장 좋은 를 방법 밀폐 용기 을 으로 넣어 는 하루 입니다 안에 드세요 습니다 를",
     "鸡蛋 的 冰箱 放 了 最好 吗 温度 的 保存 呢 一周 了 吃 完 的 放",
+    # Chinese prose split into words and shuffled: its one-character function words stand alone.
+    "背单词 想 要 的话，每天 坚持 你 要 记 二十个 至少。书 从 开始 可以 薄 的 选，例句 也 重要 很，"
+    "记不住 是 因为 其实 用 没 过 它们 在 句子 里。",
 ])
 def test_particles_left_standing_alone_between_words_are_scrambled_text(text):
     found = soup_check(text, P)
@@ -361,3 +364,10 @@ def test_words_of_one_language_in_shuffled_order_are_soup(text):
 ])
 def test_ordinary_prose_and_code_are_not_shuffled(text):
     assert soup_check(text, SoupParams()) is None
+
+
+def test_chinese_with_spaced_english_terms_is_no_scrambled_text():
+    # Spaces around English words and numbers are ordinary in Chinese technical writing.
+    text = ("在 Python 里，list 是可变的，tuple 是不可变的。要修改元素就用 list，要当作字典的键就用 tuple。"
+            "如果数据在运行中不会变，用 tuple 也更省内存，遍历速度也略快一点。")
+    assert soup_check(text, P) is None
