@@ -91,7 +91,7 @@ def test_explain_prints_the_evidence_of_each_drop(tmp_path: Path) -> None:
     rows = [orjson.loads(x) for x in labelled.read_bytes().splitlines()]
     # The first labelled set only: --explain prints the first drops, and these fit under its limit.
     picked = [r for r in rows if r["class"] in ("ai_refusal", "word_salad", "list_repeat")
-              and not r["id"].startswith("set")]  # set2/ ... set10/: the later sets
+              and not r["id"].startswith("set")]  # set2/ ... set12/: the later sets
     src = tmp_path / "in.jsonl"
     src.write_bytes(b"".join(orjson.dumps({"id": r["id"], "messages": r["messages"]}) + b"\n" for r in picked))
     proc, kept, dropped = _clean(src, tmp_path, "--explain", "--no-dedup")
