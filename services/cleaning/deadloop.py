@@ -147,6 +147,30 @@ _WRITING_TALK_RE = re.compile(
 )
 _WRITING_TALK_MIN = 2
 
+# The assistant throwing its draft away and starting the piece again ("scratch that, let me rewrite it",
+# 换一个, 書き直します, 다시 쓸게요): three times over, it is going round, whatever the piece is.
+_RESTART_RE = re.compile(
+    r"(?=[lLsSiI重换再还不書やも別다처])"  # the first characters of the cues: most positions are ruled out at once
+    r"(?:\b(?:let\s+me\s+(?:redo|rewrite|start\s+(?:over|again)|try\s+(?:again|that\s+again))|scratch\s+that"
+    r"|start(?:ing)?\s+over|I'?ll\s+(?:redo|rewrite)\s+(?:it|that|this))\b"
+    r"|重新(?:写|来|开始)|换一(?:个|句|种)|再换|还是不要了|不对[，,]"
+    r"|書き直|やり直|もう一度書|別の(?:書き出し|案)に"
+    r"|다시\s*(?:쓸게|할게|써\s*볼게|시작할게)|처음부터\s*다시)",
+    re.I,
+)
+_RESTART_MIN = 3
+
+
+def restarts(text: str) -> Evidence | None:
+    """Evidence that the assistant's own voice (quotes removed) throws its draft away and starts again
+    at least three times, or None."""
+    if len(text) < 60 or _RESTART_RE.search(text) is None:
+        return None  # most replies: no cue at all, so no quote masking either
+    found = _RESTART_RE.findall(_narration(text))
+    if len(found) < _RESTART_MIN:
+        return None
+    return {"check": "restarts", "count": len(found), "cues": sorted(set(found))[:4], "window": text.strip()[:120]}
+
 
 def talks_about_its_writing(text: str) -> bool:
     """True when the assistant's own voice (quotes removed) talks about writing the piece at least twice."""
@@ -199,6 +223,9 @@ def find_cycle(keys: Sequence[Hashable], min_repeats: int, max_period: int) -> t
     return None
 
 
+_STUCK_SENTENCE_RUN = 6
+
+
 def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -> Evidence | None:
     """Evidence that one sentence or line (or a block of up to six) repeats ``min_repeats`` times in a row
     and fills at least ``min_share`` of the text, or None.
@@ -232,7 +259,9 @@ def repeated_units(text: str, *, min_repeats: int = 4, min_share: float = 0.5) -
         return None
     period, start, end, repeats = found
     covered = sum(map(len, units[start:end]))
-    if covered < min_share * sum(map(len, units)):
+    # One sentence said again and again in a row is stuck however much good text came before it
+    # (an answer that ends "坚持就是胜利。" eight times); a shorter run must fill the text.
+    if covered < min_share * sum(map(len, units)) and not (period == 1 and repeats >= _STUCK_SENTENCE_RUN):
         return None
     return {"check": "repeated_sentence", "unit": " / ".join(units[start:start + period])[:120],
             "period": period, "count": repeats, "units": len(units), "share": round(covered / sum(map(len, units)), 3)}
@@ -766,6 +795,9 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         if not think:
             think = reasoning_of(msg).strip()
         p = self.params
+        found_restarts = restarts(response)
+        if found_restarts is not None:
+            return {**found_restarts, "part": "response"}
         found = self._stuck(think, p.think_density, p.think_cascade_k, p.think_repetition, fiction)
         if found is not None:
             return {**found, "part": "think"}

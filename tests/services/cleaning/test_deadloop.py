@@ -466,3 +466,30 @@ def test_cjk_fillers_and_labelled_corrections_are_stuck(text):
 def test_one_labelled_correction_or_a_plain_um_in_quotes_is_not_stuck():
     assert not _stuck("答案是 194 元。\n\n更正：上面的单位写错了，应为 194 元（人民币）。这是按先打折、再用券的顺序计算的结果。")
     assert not _stuck("The total is $194.\n\nCorrection: the coupon applies after the discount, so the total stays $194.")
+
+
+def test_one_sentence_said_again_and_again_after_a_good_answer_is_stuck():
+    from services.cleaning.deadloop import repeated_units
+
+    answer = ("换季护肤可以这样做：1. 先做好清洁，但别过度去角质。2. 换成更滋润的面霜。3. 白天坚持涂防晒。"
+              "4. 多喝水，少熬夜，饮食清淡一些。5. 如果出现刺痛或红肿，先停用新产品。")
+    found = repeated_units(answer + "记得保湿。" * 7)
+    assert found is not None and found["count"] == 7 and found["share"] < 0.5
+    # A short run after the same answer is not stuck: the run must fill the text.
+    assert repeated_units(answer + "记得保湿。" * 4) is None
+
+
+def test_an_assistant_that_restarts_its_piece_again_and_again_is_stuck():
+    from services.cleaning.deadloop import DeadLoopFilter, restarts
+
+    reply = ("기차가 역에 들어서자, 그녀는—\n\n아니다, 이건 너무 흔한 시작이네요. 다시 쓸게요.\n\n"
+             "비 오는 플랫폼 위에서—\n\n아니다, 분위기가 안 맞아요. 다시 쓸게요.\n\n"
+             "그날 아침, 기차는—\n\n아니다, 처음이랑 비슷하네요. 다시 쓸게요.")
+    assert restarts(reply) is not None
+    rows = [{"messages": [{"role": "user", "content": "기차역에서 재회하는 장면을 짧게 써 주세요."},
+                          {"role": "assistant", "content": reply}]}]
+    kept, dropped = DeadLoopFilter()(rows)
+    assert dropped and dropped[0]["drop_evidence"]["check"] == "restarts"
+    # Quoted restarts are the characters' (a writer in the story), and two are a change of mind.
+    assert restarts('The novelist sighed. "Scratch that," she said. "Let me rewrite it. Let me start over."') is None
+    assert restarts("Scratch that, let me rewrite it with a warmer tone: Dear Ana, thank you for the lovely evening.") is None
