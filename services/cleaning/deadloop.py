@@ -160,6 +160,27 @@ _RESTART_RE = re.compile(
 )
 _RESTART_MIN = 3
 
+# Connectives that announce the same point again in other words ("in other words", 요컨대, 总之, つまり):
+# an answer uses one, maybe two; four different ones are the reply restating itself in a loop.
+_RESTATE_RE = re.compile(
+    r"(?=[iItTsSpPaA换简总归说一也言要つ結ま다요한정결즉])"  # the cues' first characters
+    r"(?:\b(?:in\s+other\s+words|to\s+put\s+it\s+(?:another\s+way|simply)|in\s+short|in\s+a\s+nutshell|to\s+sum\s+(?:it\s+)?up"
+    r"|in\s+summary|in\s+conclusion|simply\s+put|put\s+simply|all\s+in\s+all|the\s+bottom\s+line\s+is|that\s+is\s+to\s+say)\b"
+    r"|换句话说|换言之|简而言之|总而言之|总之|归根结底|说到底|一句话|也就是说"
+    r"|言い換えると|言い換えれば|要するに|つまり|結論として|まとめると|一言で言えば|結局のところ"
+    r"|다시\s*말해|요컨대|한마디로|정리하자면|정리하면|결론적으로|요약하면|즉[,\s]|결국)",
+    re.I,
+)
+_RESTATE_MIN = 4
+
+
+def restatements(text: str) -> Evidence | None:
+    """Evidence that the reply announces the same point again in at least four different wordings, or None."""
+    found = {m.lower() for m in _RESTATE_RE.findall(text)}
+    if len(found) < _RESTATE_MIN:
+        return None
+    return {"check": "restatements", "count": len(found), "cues": sorted(found)[:6], "window": text.strip()[-160:]}
+
 
 def restarts(text: str) -> Evidence | None:
     """Evidence that the assistant's own voice (quotes removed) throws its draft away and starts again
@@ -795,7 +816,7 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         if not think:
             think = reasoning_of(msg).strip()
         p = self.params
-        found_restarts = restarts(response)
+        found_restarts = restarts(response) or restatements(response)
         if found_restarts is not None:
             return {**found_restarts, "part": "response"}
         found = self._stuck(think, p.think_density, p.think_cascade_k, p.think_repetition, fiction)

@@ -493,3 +493,14 @@ def test_an_assistant_that_restarts_its_piece_again_and_again_is_stuck():
     # Quoted restarts are the characters' (a writer in the story), and two are a change of mind.
     assert restarts('The novelist sighed. "Scratch that," she said. "Let me rewrite it. Let me start over."') is None
     assert restarts("Scratch that, let me rewrite it with a warmer tone: Dear Ana, thank you for the lovely evening.") is None
+
+
+def test_a_reply_restating_its_point_with_connective_after_connective_is_stuck():
+    from services.cleaning.deadloop import restatements
+
+    looping = ("운동은 이렇게 시작하세요: 걷기부터, 주 3회, 30분씩. 결국 중요한 건 습관입니다. 다시 말해, 매일 하는 게 핵심이에요. "
+               "요컨대 꾸준함이 전부예요. 한마디로, 쉬지 않는 게 답입니다. 결론적으로 습관이 제일 중요해요.")
+    found = restatements(looping)
+    assert found is not None and found["count"] >= 4
+    assert restatements("The bug was the timezone. In short, store UTC and convert on display. In conclusion, "
+                        "add a test that runs in two zones.") is None
