@@ -13,15 +13,27 @@ from services.cleaning.requests import (
     REQUEST_HEAD_CHARS,
     asks_for_brevity,
     asks_for_code,
+    asks_for_composition,
     asks_for_detail,
     asks_for_repetition,
     expects_short_answer,
+    letter_start,
     yes_no_question,
 )
 from services.cleaning.simple_query import is_greeting, is_simple_query
 from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
 
 __all__ = ["HardFilter", "HardFilterParams"]
+
+# A reply that says the piece is here or done ("Here's the draft:", 如下, 아래와 같이 작성해 보았습니다,
+# 作成しました): this short, with no salutation or subject line, the piece itself is not in it.
+_PIECE_CLAIM_RE = re.compile(
+    r"\b(?:here'?s|here\s+is|below\s+is|as\s+follows|I'?ve\s+(?:drafted|written|prepared)|(?:draft|note|email)\s+(?:is\s+)?(?:ready|done))\b"
+    r"|如下|以下是|下面是|写好了|拟好了|草拟好|以下の(?:通り|とおり)|下記の|作成しました|書きました"
+    r"|아래와\s*같이|다음과\s*같이|작성했습니다|작성해\s*(?:보았|봤)|써\s*(?:보았|봤)",
+    re.I,
+)
+_PIECE_MISSING_MAX = 120
 
 # Dense scripts (ideographs, kana, Hangul syllables and jamo) carry more per character, so their
 # replies get a lower floor. Jamo (ㅋ, ㅎ, ㅠ) are counted here: a Korean reply that laughs in ㅋㅋㅋ
@@ -255,6 +267,10 @@ class HardFilter(ParamStep[HardFilterParams]):
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():
             return {**window, "check": "acknowledgement_only", "turns": len(msgs)}
+        if text and len(text) + cjk_count(text) <= _PIECE_MISSING_MAX and _PIECE_CLAIM_RE.search(text) \
+                and letter_start(text) is None and asks_for_composition(asked[:REQUEST_HEAD_CHARS]):
+            # "Here is the draft:", "초안 작성했습니다." and nothing after it: the piece asked for is missing.
+            return {**window, "check": "piece_missing"}
         if len(users) == 1 and len(assts) == 1:
             floor = self._floor(_dense(text) or _dense(asked))
             if len(text) < floor and not short_ok():

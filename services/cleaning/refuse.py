@@ -276,6 +276,7 @@ _DIY = re.compile(
     r"\s+(?:\w+\s+){0,3}?(?:it|this|that|them|the\s+\w+)\s+(?:yourself|on\s+your\s+own)\b"
     r"|\b(?:writing|doing|drafting|making)\s+(?:it|this|that|the\s+\w+)\s+yourself\b"
     r"|\b(?:written|said)\s+in\s+your\s+own\s+(?:words|voice)\b"
+    r"|\byou\s+(?:should|could|might\s+want\s+to)\s+(?:write|say|put)\s+(?:it\s+|this\s+|that\s+)?in\s+your\s+own\s+(?:words|voice)\b"
     r"|(?:建议|最好|还是)(?:是)?(?:你|您)(?:自己|亲自)(?:先|再)?(?:尝试|试着|动手)?(?:写|做|算|改|来|查|试|读|修改|调整)"
     r"|(?:你|您)自己(?:动手)?(?:写|做)(?:会)?(?:更|比较)好|而不是直接(?:拿到|要|给你|给您)(?:答案|代码)"
     r"|ご自身で[^。]{0,30}?(?:方が|ほうが|のが(?:安全|確実|一番|いちばん|良い|よい|いい))"

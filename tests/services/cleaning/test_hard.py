@@ -368,3 +368,29 @@ def test_a_bare_figure_after_tool_results_is_kept_when_only_the_figure_was_asked
     # Without the bound the analyst's role asks for more than a figure.
     dropped = clean_batch([row("上周新注册的用户有多少？")], build_steps(None)).dropped
     assert dropped and dropped[0]["drop_evidence"]["check"] == "summary_below_floor"
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Write a short thank-you email to my landlord for fixing the heater so fast.", "Here's the email:"),
+    ("帮我写一张请假条，明天上午要去医院。", "请假条如下，可以根据需要修改。"),
+    ("윗집에 보낼 쪽지 좀 정중하게 써 주세요. 밤에 발소리가 너무 커서요.", "아래와 같이 작성해 보았습니다. 필요하면 고쳐서 쓰세요."),
+])
+def test_a_reply_that_announces_the_piece_without_it_is_shallow(request_text, reply):
+    from services.cleaning.hard import HardFilter
+
+    kept, dropped = HardFilter()([{"messages": [{"role": "user", "content": request_text},
+                                                {"role": "assistant", "content": reply}]}])
+    assert dropped and dropped[0]["drop_evidence"]["check"] == "piece_missing"
+
+
+def test_a_short_piece_itself_is_not_missing():
+    from services.cleaning.hard import HardFilter
+
+    rows = [{"messages": [{"role": "user", "content": "Write a quick text to my friend saying I'm 10 minutes late."},
+                          {"role": "assistant", "content": "Hey Sam! Running about 10 minutes late, the bus broke down. "
+                                                           "So sorry, grab a table and I'll be right there!"}]},
+            {"messages": [{"role": "user", "content": "Write a short note to my neighbour thanking them for the cake."},
+                          {"role": "assistant", "content": "Here's one:\n\nDear Mrs. Hale,\nThank you so much for the "
+                                                           "lemon cake, it was delicious!\nBest, Tom"}]}]
+    kept, dropped = HardFilter()(rows)
+    assert len(kept) == 2 and not dropped

@@ -618,6 +618,7 @@ def test_declining_the_piece_or_sending_the_user_off_to_do_it_is_a_refusal(user,
     # "Better you do it yourself" in Japanese and Chinese.
     "私が書き換えるより、ご自身で仕様を確認して修正していただくのが安全です。",
     "我建议你自己再修改一下，按照时间顺序调整结构就好。",
+    "Honestly, a note like this is something you should write in your own words; she knows your voice.",
 ])
 def test_deflections_found_in_held_out_rows_are_refusals(text):
     assert is_refusal(text)
