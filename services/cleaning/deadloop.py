@@ -150,32 +150,41 @@ _WRITING_TALK_MIN = 2
 # The assistant throwing its draft away and starting the piece again ("scratch that, let me rewrite it",
 # 换一个, 書き直します, 다시 쓸게요): three times over, it is going round, whatever the piece is.
 _RESTART_RE = re.compile(
-    r"(?=[lLsSiI重换再还不書やも別다처])"  # the first characters of the cues: most positions are ruled out at once
-    r"(?:\b(?:let\s+me\s+(?:redo|rewrite|start\s+(?:over|again)|try\s+(?:again|that\s+again))|scratch\s+that"
-    r"|start(?:ing)?\s+over|I'?ll\s+(?:redo|rewrite)\s+(?:it|that|this))\b"
+    # Case-sensitive, so the lookahead on the cues' first characters rules out most positions at once:
+    # the English cues open a sentence ("Scratch that.", "Let me rewrite it.") or follow "I".
+    r"(?=[LSI重换再还不書やも別다처])"
+    r"(?:(?:Let\s+me\s+(?:redo|rewrite|start\s+(?:over|again)|try\s+(?:again|that\s+again))|Scratch\s+that"
+    r"|Start(?:ing)?\s+over|I'?ll\s+(?:redo|rewrite)\s+(?:it|that|this))\b"
     r"|重新(?:写|来|开始)|换一(?:个|句|种)|再换|还是不要了|不对[，,]"
     r"|書き直|やり直|もう一度書|別の(?:書き出し|案)に"
-    r"|다시\s*(?:쓸게|할게|써\s*볼게|시작할게)|처음부터\s*다시)",
-    re.I,
+    r"|다시\s*(?:쓸게|할게|써\s*볼게|시작할게)|처음부터\s*다시)"
 )
 _RESTART_MIN = 3
 
 # Connectives that announce the same point again in other words ("in other words", 요컨대, 总之, つまり):
 # an answer uses one, maybe two; four different ones are the reply restating itself in a loop.
 _RESTATE_RE = re.compile(
-    r"(?=[iItTsSpPaA换简总归说一也言要つ結ま다요한정결즉])"  # the cues' first characters
-    r"(?:\b(?:in\s+other\s+words|to\s+put\s+it\s+(?:another\s+way|simply)|in\s+short|in\s+a\s+nutshell|to\s+sum\s+(?:it\s+)?up"
-    r"|in\s+summary|in\s+conclusion|simply\s+put|put\s+simply|all\s+in\s+all|the\s+bottom\s+line\s+is|that\s+is\s+to\s+say)\b"
+    # Case-sensitive, as above: the English connectives open their sentence.
+    r"(?=[ITSPAB换简总归说一也言要つ結ま다요한정결즉])"
+    r"(?:(?:In\s+other\s+words|To\s+put\s+it\s+(?:another\s+way|simply)|In\s+short|In\s+a\s+nutshell"
+    r"|To\s+sum\s+(?:it\s+)?up|In\s+summary|In\s+conclusion|Simply\s+put|Put\s+simply|All\s+in\s+all"
+    r"|The\s+bottom\s+line\s+is|Bottom\s+line)\b"
     r"|换句话说|换言之|简而言之|总而言之|总之|归根结底|说到底|一句话|也就是说"
     r"|言い換えると|言い換えれば|要するに|つまり|結論として|まとめると|一言で言えば|結局のところ"
-    r"|다시\s*말해|요컨대|한마디로|정리하자면|정리하면|결론적으로|요약하면|즉[,\s]|결국)",
-    re.I,
+    r"|다시\s*말해|요컨대|한마디로|정리하자면|정리하면|결론적으로|요약하면|즉[,\s]|결국)"
 )
 _RESTATE_MIN = 4
 
 
+# Either family's cues, for one screening pass over a reply.
+_LOOP_CUE_RE = re.compile(f"{_RESTART_RE.pattern}|{_RESTATE_RE.pattern}")
+_RESTATE_MIN_CHARS = 120  # four connectives and the points they restate take at least this much (CJK counted once)
+
+
 def restatements(text: str) -> Evidence | None:
     """Evidence that the reply announces the same point again in at least four different wordings, or None."""
+    if len(text) < _RESTATE_MIN_CHARS:
+        return None
     found = {m.lower() for m in _RESTATE_RE.findall(text)}
     if len(found) < _RESTATE_MIN:
         return None
@@ -816,9 +825,10 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         if not think:
             think = reasoning_of(msg).strip()
         p = self.params
-        found_restarts = restarts(response) or restatements(response)
-        if found_restarts is not None:
-            return {**found_restarts, "part": "response"}
+        if len(response) >= 60 and _LOOP_CUE_RE.search(response) is not None:  # one pass screens both checks
+            found_restarts = restarts(response) or restatements(response)
+            if found_restarts is not None:
+                return {**found_restarts, "part": "response"}
         found = self._stuck(think, p.think_density, p.think_cascade_k, p.think_repetition, fiction)
         if found is not None:
             return {**found, "part": "think"}

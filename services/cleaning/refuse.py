@@ -685,16 +685,16 @@ class RefuseParams(StepParams):
 # consult or call someone or something else ("I'd recommend looking up a conversion chart", 建议您直接
 # 使用银行的计算器, 専門の翻訳サービスに確認してもらうことをおすすめします, 트레이너와 상담해 보시는 걸 추천드려요).
 _REFERRAL = re.compile(
-    r"\b(?:I'?d|I\s+would)\s+(?:\w+\s+)?(?:recommend|suggest|encourage)\b[^.!?\n]{0,40}?"
+    r"(?=[I建専サツ公ヘ先ネ詳窓担상문전트센컨])"
+    r"(?:\b(?:I'?d|I\s+would)\s+(?:\w+\s+)?(?:recommend|suggest|encourage)\b[^.!?\n]{0,40}?"
     r"\b(?:looking\s+up|using|consulting|contacting|calling|checking\s+with|asking|reaching\s+out|talking\s+to"
     r"|speaking\s+with|giving\s+(?:\w+\s+){1,3}?(?:a\s+)?(?:quick\s+)?call|visiting|working\s+with"
     r"|a\s+(?:professional|specialist|trainer|doctor|lawyer|accountant|translator))"
     r"|建议(?:您|你)?(?:直接)?(?:使用|咨询|联系|找|询问|请教|去|到|借助)"
     r"|(?:専門|サービス|ツール|公式|サポート|ヘルプデスク|先輩|ネイティブ|詳しい方|窓口|担当者)[^。]{0,40}?"
     r"(?:おすすめ|お勧め|確実|推奨|お問い合わせ)"
-    r"|(?:상담|문의|전문가|트레이너|센터|컨설팅)[^.!?]{0,40}?(?:추천|권해|권장)",
-    re.I,
-)
+    r"|(?:상담|문의|전문가|트레이너|센터|컨설팅)[^.!?]{0,40}?(?:추천|권해|권장))",
+)  # case-sensitive: "I" is capital, and the scan skips to the rare first characters
 # A request for something made or done (write, convert, 帮我, してください, 해 줘), not for advice.
 _ASKS_TO_DO = re.compile(
     r"\b(?:write|draft|convert|calculate|compute|translate|fix|rewrite|edit|polish|proofread|make|create|build|plan"
