@@ -190,13 +190,13 @@ _AI_CANT = (
     r"|无法|不能|不可以|没有办法|没办法|不具备|没有能力|做不到"
     r"|できません|できかねます|いたしかねます|致しかねます|不可能です|(?:言え|でき|答えられ)(?:ない|ません)"
     r"|(?:差し)?控えさせていただきます"
-    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능|(?:권한|능력|방법)이\s*없|[가-힣]지\s*못(?:해|합|하|했)"
+    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능|(?:권한|능력|방법)이\s*없|(?:느끼|경험하|체험하|맛보)지\s*못(?:해|합|하|했)"
 )
 # Both in one sentence, in either order, is the disclaimer; a sentence is what lies between
 # terminators, so the AI aside and an inability in another sentence stay apart.
 _SENTENCE_GAP = r"[^.!?。！？\n]*?"
 _AI_SELF = re.compile(
-    r"(?=[aiI作身我人言无不没做でい致差控가-힣])"
+    r"(?=[aiI作身我人言인언无不没做でい致수어불差控권능방느경체맛])"
     r"(?:(?:" + _AI_ID + r")" + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
     r"|(?:" + _AI_CANT + r")" + _SENTENCE_GAP + r"(?:" + _AI_ID + r"))",
     _FLAGS,

@@ -497,6 +497,8 @@ _KO_LOOSE = frozenset({"은", "는", "을", "를", "에", "에서", "으로", "�
 _ZH_LOOSE = frozenset({"的", "了", "吗", "呢", "吧", "着", "过", "是", "很", "也", "在", "和", "就", "都", "要", "把",
                        "被", "还"})
 # Japanese: after a word in kana or kanji (分かち書き the user asks for is exempted by the filter).
+# One pass for "any of them between spaces" (the screen of loose_particles).
+_ZH_SPACED_RE = re.compile("(?<= )[" + "".join(sorted(p for p in _ZH_LOOSE if len(p) == 1)) + "](?= )")
 _JA_LOOSE = frozenset({"は", "が", "を", "に", "の", "で", "と", "も", "へ", "から", "まで", "より", "ます", "です"})
 _JA_END = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]$")
 _LOOSE_MIN = 4
@@ -570,7 +572,7 @@ def loose_particles(text: str) -> Evidence | None:
     """Evidence that particles stand alone between spaces, as scrambled Korean or Chinese leaves them, or None."""
     if text.isascii():
         return None
-    spaced_zh = any(f" {p} " in text for p in _ZH_LOOSE)
+    spaced_zh = _ZH_SPACED_RE.search(text) is not None
     spaced_ja = any(f" {p} " in text for p in ("は", "が", "を", "に", "の", "で"))
     if not spaced_zh and not spaced_ja and _HANGUL.search(text) is None:
         return None  # the cheap screen: no Hangul, and no Chinese or Japanese particle between spaces
