@@ -26,6 +26,7 @@ from services.cleaning.requests import (
     closed_question,
 )
 from services.cleaning.text import (
+    LIST_ITEM_RE,
     cjk_count,
     cjk_ratio,
     is_agent_row,
@@ -178,6 +179,7 @@ _RESTATE_MIN = 4
 
 # Either family's cues, for one screening pass over a reply.
 _LOOP_CUE_RE = re.compile(f"{_RESTART_RE.pattern}|{_RESTATE_RE.pattern}")
+_LOOP_CUE_MIN_CHARS = 60  # shorter replies cannot hold three restarts or four restatements
 _RESTATE_MIN_CHARS = 120  # four connectives and the points they restate take at least this much (CJK counted once)
 
 
@@ -194,7 +196,7 @@ def restatements(text: str) -> Evidence | None:
 def restarts(text: str) -> Evidence | None:
     """Evidence that the assistant's own voice (quotes removed) throws its draft away and starts again
     at least three times, or None."""
-    if len(text) < 60 or _RESTART_RE.search(text) is None:
+    if len(text) < _LOOP_CUE_MIN_CHARS or _RESTART_RE.search(text) is None:
         return None  # most replies: no cue at all, so no quote masking either
     found = _RESTART_RE.findall(_narration(text))
     if len(found) < _RESTART_MIN:
@@ -337,7 +339,6 @@ def _meaningful_unit(unit: str) -> bool:
 
 
 # A list item's head: its bold lead, else what comes before its first separator.
-_ITEM_LINE_RE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]+(.+)$", re.M)
 _BOLD_HEAD_RE = re.compile(r"^\*\*(.+?)\*\*")
 _HEAD_END_RE = re.compile(r"[:：—–（(]|\s-\s")
 _LATIN_WORD_RE = re.compile(r"[a-z][a-z']+")
@@ -414,7 +415,7 @@ def repeated_list_head(text: str, request: str = "") -> Evidence | None:
     """
     if text.count("\n") < _MIN_LIST_ITEMS - 1:
         return None
-    lines = _ITEM_LINE_RE.findall(text)
+    lines = LIST_ITEM_RE.findall(text)
     if len(lines) < _MIN_LIST_ITEMS:
         return None
     items = list(map(_item_head, lines))
@@ -825,7 +826,7 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         if not think:
             think = reasoning_of(msg).strip()
         p = self.params
-        if len(response) >= 60 and _LOOP_CUE_RE.search(response) is not None:  # one pass screens both checks
+        if len(response) >= _LOOP_CUE_MIN_CHARS and _LOOP_CUE_RE.search(response) is not None:  # one pass, both
             found_restarts = restarts(response) or restatements(response)
             if found_restarts is not None:
                 return {**found_restarts, "part": "response"}

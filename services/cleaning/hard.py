@@ -21,7 +21,7 @@ from services.cleaning.requests import (
     yes_no_question,
 )
 from services.cleaning.simple_query import is_greeting, is_simple_query
-from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls
+from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls, text_weight
 
 __all__ = ["HardFilter", "HardFilterParams"]
 
@@ -267,7 +267,7 @@ class HardFilter(ParamStep[HardFilterParams]):
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():
             return {**window, "check": "acknowledgement_only", "turns": len(msgs)}
-        if text and len(text) + cjk_count(text) <= _PIECE_MISSING_MAX and _PIECE_CLAIM_RE.search(text) \
+        if text and text_weight(text) <= _PIECE_MISSING_MAX and _PIECE_CLAIM_RE.search(text) \
                 and letter_start(text) is None and asks_for_composition(asked[:REQUEST_HEAD_CHARS]):
             # "Here is the draft:", "초안 작성했습니다." and nothing after it: the piece asked for is missing.
             return {**window, "check": "piece_missing"}

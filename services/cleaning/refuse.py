@@ -26,7 +26,7 @@ from pydantic import Field
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_composition, asks_for_words_to_someone, letter_start
-from services.cleaning.text import THINK_BLOCK_RE, cjk_count, is_agent_row, message_text
+from services.cleaning.text import LIST_ITEM_RE, THINK_BLOCK_RE, is_agent_row, message_text, text_weight
 
 __all__ = ["RefuseFilter", "RefuseParams", "is_refusal", "refusal_evidence"]
 
@@ -483,11 +483,6 @@ def _ethical_decline(window: str) -> re.Match[str] | None:
     return None
 
 
-def _weight(text: str) -> int:
-    # A CJK character carries about as much as two Latin ones.
-    return len(text) + cjk_count(text)
-
-
 def _mask_quotes(window: str) -> str:
     if '"' not in window and "'" not in window and window.isascii():
         return window
@@ -521,14 +516,14 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
     if not rest.strip(" \t\n.!?,;:。！？，、"):
         return False  # the cue closes the reply ("... reach out to a local group instead."): nothing follows
     # Only content cancels: a short offer of lesser help after the pivot still declines.
-    return _weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
+    return text_weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
 
 
 def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     # An AI disclaimer after substantive content states a limit of the answer given ("As an AI I
     # cannot know your exact needs"); an apology that the task cannot be done, even at the end,
     # says it was not done, so only the disclaimer is exempted.
-    return soft.re is _AI_SELF and _weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
+    return soft.re is _AI_SELF and text_weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
 
 
 def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = False,
@@ -703,7 +698,6 @@ _ASKS_TO_DO = re.compile(
     r"|(?:해|줘|주세요|줄래|주실|짜\s*주)",
     re.I,
 )
-_LIST_LINE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]+", re.M)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 # A referral reply is a short paragraph; anything longer carries an answer of its own.
 _REFERRAL_MAX = 800
@@ -717,10 +711,10 @@ def referral_evidence(reply: str, request: str) -> Evidence | None:
     did not already hold (a conversion or a sum done would bring new ones). Advice questions are
     left alone: "consult a doctor" can be the answer there.
     """
-    if not reply or "```" in reply or _weight(reply) > _REFERRAL_MAX:
+    if not reply or "```" in reply or text_weight(reply) > _REFERRAL_MAX:
         return None
     m = _REFERRAL.search(reply)
-    if m is None or _ASKS_TO_DO.search(request) is None or len(_LIST_LINE.findall(reply)) >= 2:
+    if m is None or _ASKS_TO_DO.search(request) is None or len(LIST_ITEM_RE.findall(reply)) >= 2:
         return None
     if set(_NUMBER.findall(reply)) - set(_NUMBER.findall(request)):
         return None

@@ -14,6 +14,7 @@ import numpy as np
 import orjson
 
 __all__ = [
+    "LIST_ITEM_RE",
     "THINK_BLOCK_RE",
     "assistant_indices",
     "cjk_count",
@@ -26,6 +27,7 @@ __all__ = [
     "is_blank",
     "message_text",
     "normalize_tool_calls",
+    "text_weight",
     "reasoning_of",
     "split_think",
 ]
@@ -163,6 +165,15 @@ def is_agent_row(messages: Iterable[Any]) -> bool:
 def assistant_indices(messages: list[Any]) -> list[int]:
     """Indices of assistant messages."""
     return [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"]
+
+
+#: A list item line (numbered, bulleted, circled number) and its text, for ``findall`` over a reply.
+LIST_ITEM_RE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]+(.+)$", re.M)
+
+
+def text_weight(text: str) -> int:
+    """Length with each CJK character counted twice (one carries about as much as two Latin ones)."""
+    return len(text) + cjk_count(text)
 
 
 def cjk_count(text: str) -> int:
