@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import headline  # noqa: E402
-from services.tools.sandbox_limits import SandboxLimits  # noqa: E402
-from services.tools.sandbox_pool import SandboxPool  # noqa: E402
-from services.tools.sandbox_process import run_limited  # noqa: E402
+from shared.sandbox.limits import SandboxLimits  # noqa: E402
+from shared.sandbox.pool import SandboxPool  # noqa: E402
+from shared.sandbox.process import run_limited  # noqa: E402
 
 PLAIN_ARGV = ["/usr/bin/python3", "-I", "-c", "pass"]
 

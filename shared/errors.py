@@ -6,9 +6,11 @@ handler per app renders them (RFC 9457 problem details, or the OpenAI error
 body on OpenAI-compatible paths).
 
     TrajforgeError (500, internal_error)
+    ├── ModelLoadError (500, model_load_error)
     ├── ClientError (400, bad_request)
     │   ├── InvalidInput (400, invalid_input)
-    │   │   └── InvalidJSON (400, invalid_json)
+    │   │   ├── InvalidJSON (400, invalid_json)
+    │   │   └── UnknownBackend (400, unknown_backend)
     │   ├── AuthenticationError (401, invalid_api_key)
     │   ├── PermissionDenied (403, permission_denied)
     │   ├── NotFound (404, not_found)
@@ -18,13 +20,17 @@ body on OpenAI-compatible paths).
     │   └── RateLimited (429, rate_limited)
     ├── ServiceUnavailable (503, service_unavailable)
     │   ├── DatabaseNotMigrated (503, database_not_migrated)
-    │   └── Draining (503, draining)
+    │   ├── Draining (503, draining)
+    │   └── BackendNotInstalled (503, backend_not_installed)
+    ├── BackendUnsupported (501, backend_unsupported)
     ├── UpstreamError (502, upstream_error)
     │   ├── UpstreamUnavailable (503, upstream_unavailable)
     │   └── UpstreamTimeout (504, upstream_timeout)
     └── EpisodeError (500, episode_error)      -- recorded on data, rarely rendered
         ├── ToolExecutionError (tool_error)
         │   └── SandboxError (sandbox_error)
+        │       ├── UnsafeResultFile (unsafe_file)
+        │       └── SandboxUnavailable (503, pool_exhausted)
         ├── EnvError (env_error)
         ├── RewardError (reward_error)
         └── ParseError (parse_error)
@@ -39,6 +45,8 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AuthenticationError",
+    "BackendNotInstalled",
+    "BackendUnsupported",
     "ClientError",
     "Conflict",
     "DatabaseNotMigrated",
@@ -47,6 +55,7 @@ __all__ = [
     "EpisodeError",
     "InvalidInput",
     "InvalidJSON",
+    "ModelLoadError",
     "NotFound",
     "ParseError",
     "PayloadTooLarge",
@@ -54,9 +63,12 @@ __all__ = [
     "RateLimited",
     "RewardError",
     "SandboxError",
+    "SandboxUnavailable",
     "ServiceUnavailable",
     "ToolExecutionError",
     "TrajforgeError",
+    "UnknownBackend",
+    "UnsafeResultFile",
     "UpstreamError",
     "UpstreamTimeout",
     "UpstreamUnavailable",
@@ -87,6 +99,13 @@ class TrajforgeError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class ModelLoadError(TrajforgeError):
+    """The configured local model could not be found or loaded."""
+
+    code = "model_load_error"
+    title = "Model load failed"
 
 
 class ClientError(TrajforgeError):
@@ -164,6 +183,28 @@ class Draining(ServiceUnavailable):
     title = "Draining for a weight update"
 
 
+class UnknownBackend(InvalidInput):
+    """No inference backend is registered under the requested name."""
+
+    code = "unknown_backend"
+    title = "Unknown backend"
+
+
+class BackendNotInstalled(ServiceUnavailable):
+    """The backend needs an optional extra that is not installed."""
+
+    code = "backend_not_installed"
+    title = "Backend not installed"
+
+
+class BackendUnsupported(TrajforgeError):
+    """The backend (or the server behind it) cannot perform this call."""
+
+    status_code = 501
+    code = "backend_unsupported"
+    title = "Not supported by this backend"
+
+
 class UpstreamError(TrajforgeError):
     status_code = 502
     code = "upstream_error"
@@ -195,6 +236,21 @@ class ToolExecutionError(EpisodeError):
 class SandboxError(ToolExecutionError):
     code = "sandbox_error"
     title = "Sandbox failure"
+
+
+class UnsafeResultFile(SandboxError):
+    """A file in a sandbox work dir is a link, not a regular file, or too large."""
+
+    code = "unsafe_file"
+    title = "Unsafe sandbox file"
+
+
+class SandboxUnavailable(SandboxError):
+    """No sandbox slot became free within the acquire timeout."""
+
+    status_code = 503
+    code = "pool_exhausted"
+    title = "Sandbox pool exhausted"
 
 
 class EnvError(EpisodeError):

@@ -11,10 +11,10 @@ from services.envs.code_env import CodeEnv
 from services.envs.openenv_server import OpenEnvServer, ServerConfig
 from services.envs.registry import EnvRegistry
 from services.envs.routes import build_router
-from services.tools.sandbox_pool import SandboxPool, sandbox_wanted
 from shared.auth import check_scope
 from shared.errors import PermissionDenied, ServiceUnavailable
 from shared.plugins import load_object
+from shared.sandbox.pool import SandboxPool, sandbox_wanted
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec, get_app_state
 from shared.web import create_app as _create_app

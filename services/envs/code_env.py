@@ -14,8 +14,8 @@ import asyncio
 from typing import Any, ClassVar
 
 from services.envs.base import Env
-from services.tools.results import ExecutionResult
-from services.tools.sandbox_pool import SandboxPool
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.result import ExecutionResult
 from shared.schema import StepResult
 
 __all__ = ["CodeEnv"]

@@ -3,16 +3,18 @@
 from services.tools.base import BaseTool, Tool, ToolOutput, truncate_middle
 from services.tools.calculator import CalculatorTool, evaluate
 from services.tools.code_tools import BashTool, CodeTool, PythonTool
-from services.tools.errors import SandboxUnavailable, ToolArgumentsInvalid, UnsafeResultFile
+from services.tools.errors import ToolArgumentsInvalid
 from services.tools.http_tool import HttpTool, HttpToolSpec
 from services.tools.manager import ToolManager
 from services.tools.memory_search import MemoryHit, MemorySearchTool, MemoryStore, MemoryWriteTool
 from services.tools.memory_store import DbMemoryStore
-from services.tools.results import ERROR_KINDS, ErrorKind, ExecStatus, ExecutionResult, ToolResult
-from services.tools.sandbox_limits import MAX_TIMEOUT_S, SandboxLimits
-from services.tools.sandbox_pool import SandboxPool
-from services.tools.sandbox_slot import SandboxSlot
+from services.tools.results import ERROR_KINDS, ErrorKind, ToolResult
 from services.tools.service import ToolService, build_default_service
+from shared.errors import SandboxUnavailable, UnsafeResultFile
+from shared.sandbox.limits import MAX_TIMEOUT_S, SandboxLimits
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.result import ExecStatus, ExecutionResult
+from shared.sandbox.slot import SandboxSlot
 
 __all__ = [
     "ERROR_KINDS",

@@ -10,8 +10,8 @@ from fastapi import FastAPI
 from services.tools.embeddings import MiniLMEmbedder
 from services.tools.memory_store import DbMemoryStore
 from services.tools.routes import memory_router, router
-from services.tools.sandbox_pool import SandboxPool, sandbox_wanted
 from services.tools.service import build_default_service
+from shared.sandbox.pool import SandboxPool, sandbox_wanted
 from shared.settings import Settings
 from shared.web import AppState, ServiceSpec
 from shared.web import create_app as _create_app

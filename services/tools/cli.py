@@ -6,9 +6,9 @@ import asyncio
 
 import typer
 
-from services.tools.sandbox_check import Protection, check_protections, format_table
-from services.tools.sandbox_pool import SandboxPool
 from shared.errors import TrajforgeError
+from shared.sandbox.check import Protection, check_protections, format_table
+from shared.sandbox.pool import SandboxPool
 from shared.settings import get_settings
 
 __all__ = ["register"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar, cast
 
 from services.tools.base import BaseTool, ToolOutput, truncate_middle
-from services.tools.results import ErrorKind, ExecutionResult
-from services.tools.sandbox_limits import MAX_TIMEOUT_S
-from services.tools.sandbox_pool import SandboxPool
+from services.tools.results import ErrorKind
+from shared.sandbox.limits import MAX_TIMEOUT_S
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.result import ExecutionResult
 
 __all__ = ["BashTool", "CodeTool", "PythonTool"]
 

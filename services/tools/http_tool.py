@@ -14,8 +14,8 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, Field, HttpUrl, field_validator
 
 from services.tools.base import BaseTool
-from services.tools.sandbox_limits import MAX_TIMEOUT_S
 from shared.errors import UpstreamError, UpstreamTimeout, UpstreamUnavailable
+from shared.sandbox.limits import MAX_TIMEOUT_S
 
 __all__ = ["HttpTool", "HttpToolSpec"]
 

@@ -22,10 +22,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from services.tools.base import Tool, tool_info_of
-from services.tools.errors import SandboxUnavailable, ToolArgumentsInvalid, UnsafeResultFile
+from services.tools.errors import ToolArgumentsInvalid
 from services.tools.results import ErrorKind, ToolResult
-from services.tools.sandbox_output import safe_text
-from shared.errors import UpstreamError
+from shared.errors import SandboxUnavailable, UnsafeResultFile, UpstreamError
+from shared.sandbox.output import safe_text
 from shared.schema import ToolInfo
 
 __all__ = ["ToolManager"]

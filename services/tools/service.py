@@ -16,8 +16,8 @@ from services.tools.http_tool import HttpTool, HttpToolSpec
 from services.tools.manager import ToolManager
 from services.tools.memory_search import MemoryBackend, MemorySearchTool, MemoryStore, MemoryWriteTool
 from services.tools.results import ToolResult
-from services.tools.sandbox_pool import SandboxPool
 from shared.errors import Conflict
+from shared.sandbox.pool import SandboxPool
 from shared.schema import ToolInfo
 
 __all__ = ["ToolService", "build_default_service"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from services.tools.code_tools import BashTool, PythonTool
 from services.tools.manager import ToolManager
-from services.tools.results import ExecutionResult
-from services.tools.sandbox_pool import SandboxPool
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.result import ExecutionResult
 
 
 def _call(name: str, arguments: dict[str, object]) -> dict[str, object]:

@@ -9,8 +9,8 @@ import pytest
 from fastapi import FastAPI
 
 from services.tools.routes import router
-from services.tools.sandbox_pool import SandboxPool
 from services.tools.service import build_default_service
+from shared.sandbox.pool import SandboxPool
 from tests.services.tools.upstream import serve_upstream
 
 

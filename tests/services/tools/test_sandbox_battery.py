@@ -21,11 +21,11 @@ import pytest
 
 from services.tools.code_tools import PythonTool
 from services.tools.manager import ToolManager
-from services.tools.results import ExecutionResult
-from services.tools.sandbox_limits import SandboxLimits
-from services.tools.sandbox_pool import SandboxPool
-from services.tools.sandbox_seccomp import syscall_number
-from tests.services.tools.host_evidence import HostSnapshot, assert_contained
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.result import ExecutionResult
+from shared.sandbox.seccomp import syscall_number
+from tests.shared.sandbox.host_evidence import HostSnapshot, assert_contained
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full containment needs a root service")
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from services.tools.code_tools import BashTool, PythonTool
-from services.tools.errors import UnsafeResultFile
 from services.tools.manager import ToolManager
-from services.tools.results import ExecutionResult
-from services.tools.sandbox_pool import SandboxPool
-from services.tools.sandbox_reaper import pids_of_uid
-from tests.services.tools.conftest import small_limits
+from shared.errors import UnsafeResultFile
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.reaper import pids_of_uid
+from shared.sandbox.result import ExecutionResult
+from tests.shared.sandbox.conftest import small_limits
 
 
 async def _run_then_serve(

@@ -6,9 +6,9 @@ import pytest
 
 from services.tools.http_tool import HttpToolSpec
 from services.tools.memory_search import MemoryStore
-from services.tools.sandbox_pool import SandboxPool
 from services.tools.service import build_default_service
 from shared.errors import Conflict
+from shared.sandbox.pool import SandboxPool
 from tests.services.tools.upstream import serve_upstream
 
 

@@ -30,16 +30,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from services.tools import sandbox_check
-from services.tools.errors import SandboxUnavailable
-from services.tools.results import ExecutionResult
-from services.tools.sandbox_limits import SandboxLimits
-from services.tools.sandbox_profile import bwrap_path
-from services.tools.sandbox_seccomp import seccomp_supported
-from services.tools.sandbox_slot import SandboxSlot
-from services.tools.sandbox_uids import lease_uid
 from shared.cgroups import CgroupHost, SlotCgroup, detect_cgroups, pool_group_name
-from shared.errors import SandboxError
+from shared.errors import SandboxError, SandboxUnavailable
+from shared.sandbox import check as sandbox_check
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.profile import bwrap_path
+from shared.sandbox.result import ExecutionResult
+from shared.sandbox.seccomp import seccomp_supported
+from shared.sandbox.slot import SandboxSlot
+from shared.sandbox.uids import lease_uid
 from shared.settings import Settings
 
 __all__ = ["SandboxPool", "sandbox_wanted"]

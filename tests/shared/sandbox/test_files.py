@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.tools.errors import UnsafeResultFile
-from services.tools.sandbox_files import read_nofollow, recreate_dir, write_private
+from shared.errors import UnsafeResultFile
+from shared.sandbox.files import read_nofollow, recreate_dir, write_private
 
 
 def test_reads_regular_files_including_nested(tmp_path: Path) -> None:

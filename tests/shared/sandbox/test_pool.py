@@ -7,11 +7,10 @@ import time
 
 import pytest
 
-from services.tools.errors import SandboxUnavailable
-from services.tools.sandbox_pool import SandboxPool
-from services.tools.sandbox_reaper import pids_of_uid
-from shared.errors import SandboxError
-from tests.services.tools.conftest import small_limits
+from shared.errors import SandboxError, SandboxUnavailable
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.reaper import pids_of_uid
+from tests.shared.sandbox.conftest import small_limits
 
 
 async def test_each_slot_runs_as_its_own_unprivileged_uid(pool: SandboxPool) -> None:

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from services.tools.sandbox_check import PROTECTIONS, check_protections, format_table
-from services.tools.sandbox_pool import SandboxPool
 from shared.errors import SandboxError
+from shared.sandbox.check import PROTECTIONS, check_protections, format_table
+from shared.sandbox.pool import SandboxPool
 from shared.settings import Settings
-from tests.services.tools.conftest import small_limits
+from tests.shared.sandbox.conftest import small_limits
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="every protection needs a root service")
 

@@ -7,7 +7,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from services.tools.errors import UnsafeResultFile
+from shared.errors import UnsafeResultFile
 
 __all__ = ["read_nofollow", "recreate_dir", "write_private"]
 

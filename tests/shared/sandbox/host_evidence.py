@@ -6,9 +6,9 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from services.tools.sandbox_guard import ipc_objects_of_uid, keys_of_uid
-from services.tools.sandbox_pool import SandboxPool
-from services.tools.sandbox_reaper import pids_of_uid
+from shared.sandbox.guard import ipc_objects_of_uid, keys_of_uid
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.reaper import pids_of_uid
 
 # Tolerances for host-wide figures other processes on this machine also move (the
 # attacks that aim at them try to take far more: 1.5 GiB of disk, 100,000 inodes).

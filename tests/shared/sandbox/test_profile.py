@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from services.tools.errors import SandboxError
-from services.tools.sandbox_limits import SandboxLimits
-from services.tools.sandbox_profile import HOST_ENV, program_argv, sandbox_argv
+from shared.errors import SandboxError
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.profile import HOST_ENV, program_argv, sandbox_argv
 
 
 def _argv(language: str = "python") -> list[str]:

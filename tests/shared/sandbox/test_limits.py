@@ -10,8 +10,8 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from services.tools.sandbox_limits import MAX_TIMEOUT_S, SandboxLimits, clamp_timeout
-from services.tools.sandbox_process import run_limited
+from shared.sandbox.limits import MAX_TIMEOUT_S, SandboxLimits, clamp_timeout
+from shared.sandbox.process import run_limited
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from services.tools.results import ExecStatus, ExecutionResult
-from services.tools.sandbox_limits import SandboxLimits, apply_rlimits
-from services.tools.sandbox_output import encode_stream, readable, trim_partial_utf8
+from shared.sandbox.limits import SandboxLimits, apply_rlimits
+from shared.sandbox.output import encode_stream, readable, trim_partial_utf8
+from shared.sandbox.result import ExecStatus, ExecutionResult
 
 __all__ = ["RunGuard", "classify", "run_limited"]
 

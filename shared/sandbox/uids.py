@@ -7,8 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from services.tools.sandbox_reaper import pids_of_uid
 from shared.errors import SandboxError
+from shared.sandbox.reaper import pids_of_uid
 
 __all__ = ["UidLease", "lease_uid"]
 

@@ -16,11 +16,11 @@ import os
 
 from pydantic import BaseModel
 
-from services.tools.results import ExecStatus
-from services.tools.sandbox_limits import SandboxLimits
-from services.tools.sandbox_mounts import SlotStorage
-from services.tools.sandbox_reaper import kill_uid, pids_of_uid
 from shared.cgroups import CgroupUsage, SlotCgroup
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.mounts import SlotStorage
+from shared.sandbox.reaper import kill_uid, pids_of_uid
+from shared.sandbox.result import ExecStatus
 
 __all__ = ["ResetEvidence", "SlotGuard", "ipc_objects_of_uid", "keys_of_uid"]
 

@@ -9,18 +9,18 @@ import stat
 import subprocess
 from pathlib import Path
 
-from services.tools.results import ExecutionResult
-from services.tools.sandbox_files import read_nofollow, recreate_dir, write_private
-from services.tools.sandbox_guard import ResetEvidence, SlotGuard
-from services.tools.sandbox_limits import SandboxLimits, clamp_timeout
-from services.tools.sandbox_mounts import SlotStorage
-from services.tools.sandbox_process import run_limited
-from services.tools.sandbox_profile import HOST_ENV, program_argv, sandbox_argv
-from services.tools.sandbox_reaper import wait_uid_empty
-from services.tools.sandbox_seccomp import filter_fd
-from services.tools.sandbox_uids import UidLease
 from shared.cgroups import CgroupHost, SlotCgroup
 from shared.errors import SandboxError
+from shared.sandbox.files import read_nofollow, recreate_dir, write_private
+from shared.sandbox.guard import ResetEvidence, SlotGuard
+from shared.sandbox.limits import SandboxLimits, clamp_timeout
+from shared.sandbox.mounts import SlotStorage
+from shared.sandbox.process import run_limited
+from shared.sandbox.profile import HOST_ENV, program_argv, sandbox_argv
+from shared.sandbox.reaper import wait_uid_empty
+from shared.sandbox.result import ExecutionResult
+from shared.sandbox.seccomp import filter_fd
+from shared.sandbox.uids import UidLease
 
 __all__ = ["SandboxSlot"]
 

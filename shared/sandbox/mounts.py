@@ -26,9 +26,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.tools.sandbox_files import recreate_dir
-from services.tools.sandbox_limits import SandboxLimits
 from shared.errors import SandboxError
+from shared.sandbox.files import recreate_dir
+from shared.sandbox.limits import SandboxLimits
 
 __all__ = ["DiskUsage", "SlotStorage"]
 

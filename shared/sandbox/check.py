@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from services.tools.sandbox_seccomp import syscall_number
 from shared.cgroups import CONTROLLERS
 from shared.errors import SandboxError
+from shared.sandbox.seccomp import syscall_number
 
 if TYPE_CHECKING:
-    from services.tools.sandbox_pool import SandboxPool
+    from shared.sandbox.pool import SandboxPool
 
 __all__ = ["PROTECTIONS", "Protection", "check_protections", "format_table", "require_protections"]
 

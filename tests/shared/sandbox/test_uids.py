@@ -6,8 +6,8 @@ import asyncio
 import os
 import subprocess
 
-from services.tools.sandbox_reaper import pids_of_uid, wait_uid_empty
-from services.tools.sandbox_uids import lease_uid
+from shared.sandbox.reaper import pids_of_uid, wait_uid_empty
+from shared.sandbox.uids import lease_uid
 
 
 def test_leases_are_exclusive_until_released() -> None:

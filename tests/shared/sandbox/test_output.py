@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from services.tools.sandbox_output import decode_stream, encode_stream, readable, safe_text, trim_partial_utf8
+from shared.sandbox.output import decode_stream, encode_stream, readable, safe_text, trim_partial_utf8
 
 
 @pytest.mark.parametrize(

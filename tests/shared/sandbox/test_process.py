@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from services.tools.sandbox_limits import SandboxLimits
-from services.tools.sandbox_process import classify, run_limited
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.process import classify, run_limited
 
 LIMITS = SandboxLimits(max_output_bytes=4096, memory_bytes=256 * 1024 * 1024)
 

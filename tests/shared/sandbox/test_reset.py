@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from services.tools.sandbox_pool import SandboxPool
-from services.tools.sandbox_seccomp import syscall_number
-from tests.services.tools.conftest import small_limits
+from shared.sandbox.pool import SandboxPool
+from shared.sandbox.seccomp import syscall_number
+from tests.shared.sandbox.conftest import small_limits
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cgroups and capped tmpfs need a root service")
 

@@ -22,8 +22,8 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-from services.tools.sandbox_limits import SandboxLimits
 from shared.errors import SandboxError
+from shared.sandbox.limits import SandboxLimits
 
 __all__ = [
     "CODE_DIR",
