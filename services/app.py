@@ -11,12 +11,16 @@ from fastapi import FastAPI
 from shared.clients.transport import APPS
 from shared.settings import Settings
 from shared.web import ServiceSpec, create_app
+from shared.web.inproc import offer_in_process
 
-__all__ = ["SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app",
-           "create_all_in_one_app", "service_spec"]
+__all__ = ["EMBEDS", "SERVICE_NAMES", "all_specs", "all_task_modules", "build_in_process_app",
+           "create_all_in_one_app", "create_service_app", "service_spec"]
 
 SERVICE_NAMES: tuple[str, ...] = ("gateway", "inference", "cleaning", "tools", "envs", "rollout", "reward",
                                    "functions", "console")
+#: Other services whose in-process apps a service's own app offers: a gateway served alone (``trajforge
+#: serve gateway``, a queue worker's gateway) keeps the local engine as its embedded upstream, as all-in-one.
+EMBEDS: dict[str, tuple[str, ...]] = {"gateway": ("inference",)}
 
 
 def service_spec(name: str) -> ServiceSpec:
@@ -63,6 +67,15 @@ def create_all_in_one_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+def create_service_app(name: str, *, settings: Settings | None = None, engine: Any = None,
+                       sessionmaker: Any = None) -> FastAPI:
+    """One service's app, offering the in-process apps it embeds (``EMBEDS``)."""
+    app = create_app(service_spec(name), settings=settings, engine=engine, sessionmaker=sessionmaker)
+    for other in EMBEDS.get(name, ()):
+        offer_in_process(app, service_spec(other).in_process_apps)
+    return app
+
+
 def build_in_process_app(service: str, settings: Settings, engine: Any = None, sessionmaker: Any = None) -> FastAPI:
     """One service's app for a caller in this process (``shared.clients.Endpoints``), on the caller's database."""
-    return create_app(service_spec(service), settings=settings, engine=engine, sessionmaker=sessionmaker)
+    return create_service_app(service, settings=settings, engine=engine, sessionmaker=sessionmaker)

@@ -120,3 +120,14 @@ def test_serve_with_workers_answers_from_each_process_and_stops_on_sigterm(tmp_p
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_commands_without_a_url_get_the_embedded_server_from_the_composition() -> None:
+    import typer.main
+
+    from services.cli import app
+    from services.embedded import embedded_server
+    from shared.local_server import local_server_of
+
+    ctx = typer.main.get_command(app).make_context("trajforge", ["rollout", "spec.yaml"], resilient_parsing=True)
+    assert local_server_of(ctx.obj) is embedded_server

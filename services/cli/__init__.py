@@ -1,7 +1,9 @@
 """The ``trajforge`` command line: one entry point, one subcommand per job.
 
 It composes every service's commands, so it lives beside the all-in-one app
-(``services.app``), outside ``shared``: shared code imports no service.
+(``services.app``), outside ``shared``: shared code imports no service. Commands
+that run without ``--url`` get the embedded server from here, as the click
+context's ``obj`` (``shared.local_server.Composition``): services do not import it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import typer
 
 from services import demo
 from services.cli import db, keys, run
+from services.embedded import embedded_server
+from shared.local_server import Composition
 from shared.topology import SPLIT_SERVICES
 
 __all__ = ["app", "command_modules", "main"]
@@ -30,7 +34,7 @@ def command_modules() -> list[ModuleType]:
 
 
 app = typer.Typer(name="trajforge", help="trajforge: the data plane for agentic RL.", no_args_is_help=True,
-                  add_completion=False)
+                  add_completion=False, context_settings={"obj": Composition(local_server=embedded_server)})
 app.add_typer(db.app, name="db")
 app.add_typer(keys.app, name="keys")
 run.register(app)

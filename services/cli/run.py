@@ -110,16 +110,15 @@ def serve(service: str, host: str = "127.0.0.1", port: int = 8000,
           workers: int = typer.Option(1, min=1, help="Processes serving on the one port (one core each; the "
                                                      "gateway's proxy calls are CPU-bound).")) -> None:
     """Run one service on its own (the database must be migrated)."""
-    from services.app import service_spec
-    from shared.web import create_app
+    from services.app import create_service_app, service_spec
     from shared.web.server import serve_workers
 
     try:
-        spec = service_spec(service)
+        service_spec(service)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     _check_migrated_or_exit()
-    code = serve_workers(lambda: create_app(spec), host=host, port=port, workers=workers)
+    code = serve_workers(lambda: create_service_app(service), host=host, port=port, workers=workers)
     if code:
         raise typer.Exit(code)
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self
 
+from shared.protocols import env_tool_infos
 from shared.schema import StepResult, to_observation_text
 
 __all__ = ["Env", "EnvTool", "to_observation_text"]
@@ -88,10 +89,8 @@ class EnvTool:
     def from_env(cls, env: Env) -> list[EnvTool]:
         """One EnvTool per schema of ``env.tools()`` (or one generic tool), sharing a ledger."""
         ledger = _RewardLedger()
-        schemas = env.tools()
-        if not schemas:
-            return [cls(env, _ledger=ledger)]
-        return [cls(env, *_schema_fields(schema), _ledger=ledger) for schema in schemas]
+        functions = [info["function"] for info in env_tool_infos(env.tools())]
+        return [cls(env, f["name"], f["description"], f["parameters"], _ledger=ledger) for f in functions]
 
     def __call__(self, tool_name: str, arguments: dict[str, Any] | None) -> str:
         """Step the env with the name the model called; return only the observation text."""
@@ -144,12 +143,3 @@ class _RewardLedger:
     def clear(self) -> None:
         self.last = None
         self.total = 0.0
-
-
-def _schema_fields(schema: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    fn = schema.get("function", schema)
-    return (
-        str(fn.get("name") or "env_action"),
-        str(fn.get("description") or "Execute an action in the environment."),
-        dict(fn.get("parameters") or _DEFAULT_PARAMETERS),
-    )

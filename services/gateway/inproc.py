@@ -1,7 +1,8 @@
 """Upstream calls into an ASGI app in this process (the embedded default's local engine).
 
-An upstream URL ``inproc://<name>/...`` names an app registered with
-``InProcessClient``; every other URL goes to the network client. The app runs
+An upstream URL ``inproc://<name>/...`` names an app in the mapping given to
+``InProcessClient`` (the apps offered on the gateway's app, ``shared.web.inproc``),
+looked up at call time; every other URL goes to the network client. The app runs
 as a task fed by an in-memory ASGI channel, so streamed responses arrive event
 by event as on a socket, and the gateway's retry, trace and error paths stay
 the same. Failures map onto the network client's kinds: an app that raises
@@ -12,7 +13,7 @@ failure.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -105,9 +106,9 @@ def _scope(method: str, path: str, query: str, headers: dict[str, str], body: by
 
 
 class InProcessClient:
-    """The gateway's upstream client: ``inproc://<name>`` to registered apps, the rest over HTTP/1.1."""
+    """The gateway's upstream client: ``inproc://<name>`` to the apps in ``apps``, the rest over HTTP/1.1."""
 
-    def __init__(self, apps: dict[str, AsgiApp], *, network: Http1Client | None = None) -> None:
+    def __init__(self, apps: Mapping[str, AsgiApp], *, network: Http1Client | None = None) -> None:
         self.apps = apps
         self.network = network or Http1Client()
 
@@ -122,7 +123,7 @@ class InProcessClient:
                                               connect_timeout_s=connect_timeout_s, stream=stream)
         app = self.apps.get(parts.hostname or "")
         if app is None:
-            raise ConnectFailed(f"no in-process upstream named {parts.hostname!r}")
+            raise ConnectFailed(f"no in-process upstream named {parts.hostname!r} is offered in this app")
         channel = _Channel(app, _scope(method, parts.path or "/", parts.query, headers or {}, body), body)
         response = await _start(channel, timeout_s)
         if not stream:

@@ -1,8 +1,21 @@
-"""Errors of the inference service, derived from the shared error tree."""
+"""Errors of the inference service, derived from the shared error tree.
+
+``ModelLoadError`` and the backend errors (``UnknownBackend``, ``BackendNotInstalled``,
+``BackendUnsupported``) live in ``shared.errors``, since shared code raises them too; they are
+re-exported here.
+"""
 
 from __future__ import annotations
 
-from shared.errors import InvalidInput, NotFound, ServiceUnavailable, TrajforgeError
+from shared.errors import (
+    BackendNotInstalled,
+    BackendUnsupported,
+    InvalidInput,
+    ModelLoadError,
+    NotFound,
+    ServiceUnavailable,
+    UnknownBackend,
+)
 
 __all__ = [
     "BackendNotInstalled",
@@ -35,35 +48,6 @@ class EnginePaused(ServiceUnavailable):
 
     code = "engine_paused"
     title = "Engine paused"
-
-
-class ModelLoadError(TrajforgeError):
-    """The configured model could not be found or loaded."""
-
-    code = "model_load_error"
-    title = "Model load failed"
-
-
-class UnknownBackend(InvalidInput):
-    """No inference backend is registered under the requested name."""
-
-    code = "unknown_backend"
-    title = "Unknown backend"
-
-
-class BackendNotInstalled(ServiceUnavailable):
-    """The backend needs an optional extra that is not installed."""
-
-    code = "backend_not_installed"
-    title = "Backend not installed"
-
-
-class BackendUnsupported(TrajforgeError):
-    """The backend (or the server behind it) cannot perform this call."""
-
-    status_code = 501
-    code = "backend_unsupported"
-    title = "Not supported by this backend"
 
 
 class GenerationAborted(ServiceUnavailable):

@@ -25,13 +25,15 @@ from services.inference.tokenize import detokenize, tokenize
 from shared.errors import InvalidInput
 from shared.web.deps import admin_only
 
-__all__ = ["control_router", "router"]
+__all__ = ["control_router", "router", "served_router"]
 
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 router = APIRouter(tags=["inference"])
 # vLLM-style control endpoints: mount them only behind auth (they pause every caller).
 control_router = APIRouter(tags=["inference-control"])
+# Only on the bare engine app offered in process: the gateway asks it whom to route to at startup.
+served_router = APIRouter(tags=["inference"])
 
 
 def _sse(events: Any) -> StreamingResponse:
@@ -87,6 +89,12 @@ async def read_health(holder: HolderDep) -> dict[str, Any]:
     """Liveness: answers without loading the model."""
     paused = holder.loaded and (await holder.get()).paused
     return {"status": "ok", "model": holder.model_name, "model_loaded": holder.loaded, "paused": paused}
+
+
+@served_router.get("/served_model")
+async def read_served_model(holder: HolderDep) -> dict[str, str]:
+    """The name the engine answers to, known without loading the model."""
+    return {"model": holder.served_name}
 
 
 @control_router.post("/pause")

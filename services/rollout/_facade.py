@@ -9,22 +9,23 @@ from typing import Any
 from services.rollout.adapters import ToolManagerExecutor
 from services.rollout.engine import AsyncRolloutEngine, as_prompt
 from services.rollout.ports import ToolExecutor
-from services.tools.manager import ToolManager
 from shared.errors import InvalidInput
+from shared.protocols import ToolManagerLike
 from shared.schema import Trajectory
 
 __all__ = ["ToolsArg", "as_executor", "per_trajectory_tools", "run_each"]
 
 #: What the seed-style rollouts take as ``tool_manager``: a ``ToolManager`` (as the seed
-#: shows it) or any ``ToolExecutor``, alone or one per trajectory.
-ToolsArg = ToolManager | ToolExecutor | Sequence[ToolManager | ToolExecutor | None] | None
+#: shows it; any ``ToolManagerLike``, matched by shape) or any ``ToolExecutor``, alone or
+#: one per trajectory.
+ToolsArg = ToolManagerLike | ToolExecutor | Sequence[ToolManagerLike | ToolExecutor | None] | None
 
 
-def as_executor(tools: ToolManager | ToolExecutor | None) -> ToolExecutor | None:
+def as_executor(tools: ToolManagerLike | ToolExecutor | None) -> ToolExecutor | None:
     """A ``ToolManager`` wrapped as the engine's ``ToolExecutor``; an executor as is."""
     if tools is None or isinstance(tools, ToolExecutor):
         return tools
-    if isinstance(tools, ToolManager):
+    if isinstance(tools, ToolManagerLike):
         return ToolManagerExecutor(tools)
     raise InvalidInput(f"tool_manager must be a ToolManager or a ToolExecutor, not {type(tools).__name__}",
                        param="tool_manager")
@@ -32,7 +33,7 @@ def as_executor(tools: ToolManager | ToolExecutor | None) -> ToolExecutor | None
 
 def per_trajectory_tools(tool_manager: ToolsArg, count: int) -> list[ToolExecutor | None]:
     """Broadcast one manager/executor, or check a list has one per trajectory."""
-    if tool_manager is None or isinstance(tool_manager, (ToolManager, ToolExecutor)):
+    if tool_manager is None or isinstance(tool_manager, (ToolManagerLike, ToolExecutor)):
         return [as_executor(tool_manager)] * count
     managers = [as_executor(m) for m in tool_manager]
     if len(managers) != count:

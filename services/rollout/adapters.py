@@ -5,12 +5,14 @@
   with the model's tokenizer and samples the same way (the engine's ids and
   logprobs are kept), or, without a tokenizer, posts an OpenAI chat request
   asking for ``return_token_ids`` and ``logprobs``.
-- ``ToolManagerExecutor``: a ``ToolManager`` as a ``ToolExecutor`` with the
-  manager's structured error kind (never a parsed ``Error:`` prefix).
-- ``EnvExecutor``: one fresh env per trajectory, its tools as ``EnvTool``s;
-  the episode reward is written onto the trajectory's metadata as it grows.
+- ``ToolManagerExecutor``: a ``ToolManager`` (any ``ToolManagerLike``) as a
+  ``ToolExecutor`` with the manager's structured error kind (never a parsed
+  ``Error:`` prefix).
+- ``EnvExecutor``: one fresh env (any ``SteppableEnv``) per trajectory, each
+  tool call one step; the episode reward is written onto the trajectory's
+  metadata as it grows.
 - ``toolcall_parser``: ``shared.toolcalls`` as a ``ToolCallParser``.
-- ``local_token_bridge``: the local engine's tokenizer as a ``TokenBridge``.
+- ``local_token_bridge``: the local model's tokenizer as a ``TokenBridge`` (no weights loaded).
 - ``register_policy``: named policy factories beside the backend registry
   (a scripted policy in tests, a custom policy in a user's worker).
 """
@@ -22,13 +24,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from services.envs.base import Env, EnvTool
-from services.inference.backends.base import BackendResult, InferenceBackend
 from services.rollout.bridge import TokenBridge
 from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallParser, ToolResult
-from services.tools.manager import ToolManager
+from shared.backends.base import BackendResult, InferenceBackend
 from shared.errors import InvalidInput, UpstreamError
-from shared.schema import SamplingParams, Trajectory
+from shared.local_tokenizer import local_tokenizer
+from shared.protocols import SteppableEnv, ToolManagerLike, env_tool_infos
+from shared.schema import SamplingParams, StepResult, Trajectory, to_observation_text
+from shared.settings import Settings
 from shared.toolcalls import parse_tool_calls
 
 __all__ = [
@@ -157,7 +160,7 @@ def chat_output(answer: dict[str, Any]) -> PolicyOutput:
 class ToolManagerExecutor:
     """A ``ToolManager`` as a ``ToolExecutor``; the manager never raises for a bad call."""
 
-    def __init__(self, manager: ToolManager) -> None:
+    def __init__(self, manager: ToolManagerLike) -> None:
         self.manager = manager
 
     def tool_infos(self) -> list[dict[str, Any]]:
@@ -176,36 +179,48 @@ class ToolManagerExecutor:
 
 
 class EnvExecutor:
-    """One env for one trajectory: its tools step it; the running reward lands on the trajectory."""
+    """One env for one trajectory: each tool call steps it; the running reward lands on the trajectory.
 
-    def __init__(self, env: Env, trajectory: Trajectory, *, reset_with: Any = None, seed: int | None = None) -> None:
+    The env is driven through its step contract (``SteppableEnv``), as its ``EnvTool``s would drive it:
+    the same tools, observation text and running reward.
+    """
+
+    def __init__(self, env: SteppableEnv, trajectory: Trajectory, *, reset_with: Any = None,
+                 seed: int | None = None) -> None:
         self.env, self.trajectory = env, trajectory
         env.reset(reset_with, seed=seed)
-        self.tools = {t.tool_name: t for t in EnvTool.from_env(env)}
-        next(iter(self.tools.values())).reset_episode()
+        self.tools = {t["function"]["name"]: t for t in env_tool_infos(env.tools())}
+        self.episode_reward = 0.0
+        self.last_result: StepResult | None = None
         self._record()
 
     def tool_infos(self) -> list[dict[str, Any]]:
         """Schemas of the env's tools."""
-        return [t.tool_info() for t in self.tools.values()]
+        return list(self.tools.values())
 
     async def call(self, tool_call: dict[str, Any]) -> ToolResult:
         """Step the env with the call; an unknown tool or a failing step is an error observation."""
         fn = tool_call.get("function") or {}
-        tool = self.tools.get(str(fn.get("name") or ""))
-        if tool is None:
+        name = str(fn.get("name") or "")
+        if name not in self.tools:
             return ToolResult(ok=False, error_type="unknown_tool",
                               content=f"Error: unknown tool {fn.get('name')!r}; available: {', '.join(self.tools)}")
-        before = tool.episode_reward
+        before = self.episode_reward
         try:
             args = _arguments(fn.get("arguments"))
-            text = tool(tool.tool_name, args) if self.env.inline_safe else await asyncio.to_thread(
-                tool, tool.tool_name, args)
+            # Cheap envs say so (``inline_safe``); the rest step in a worker thread, off the event loop.
+            inline = getattr(self.env, "inline_safe", False) is True
+            text = self._step(name, args) if inline else await asyncio.to_thread(self._step, name, args)
         except Exception as exc:  # noqa: BLE001 - an env failing on model input is an observation
             return ToolResult(ok=False, error_type="tool_exception", content=f"Error: {type(exc).__name__}: {exc}")
         finally:
             self._record()
-        return ToolResult(content=text, reward=tool.episode_reward - before)
+        return ToolResult(content=text, reward=self.episode_reward - before)
+
+    def _step(self, name: str, arguments: dict[str, Any]) -> str:
+        result = self.env.step(name, dict(arguments))
+        self.last_result, self.episode_reward = result, self.episode_reward + float(result.reward)
+        return to_observation_text(result.observation)
 
     @property
     def episode_done(self) -> bool:
@@ -213,11 +228,11 @@ class EnvExecutor:
         return bool(self.trajectory.metadata.get("env_done"))
 
     def _record(self) -> None:
-        first = next(iter(self.tools.values()))
         meta = self.trajectory.metadata
-        meta["env_reward"], meta["env_done"] = first.episode_reward, first.done
-        if first.last_result is not None:
-            meta["env_info"] = dict(first.last_result.info)
+        meta["env_reward"] = self.episode_reward
+        meta["env_done"] = bool(self.last_result is not None and self.last_result.done)
+        if self.last_result is not None:
+            meta["env_info"] = dict(self.last_result.info)
 
     def close(self) -> None:
         """Release the env."""
@@ -242,12 +257,13 @@ def toolcall_parser(family: str = "auto", tools: list[dict[str, Any]] | None = N
     return parse
 
 
-async def local_token_bridge(holder: Any = None) -> TokenBridge:
+async def local_token_bridge(holder: Any = None, *, settings: Settings | None = None) -> TokenBridge:
     """The local model's tokenizer and chat template as a ``TokenBridge``.
 
-    The engine's own when it is loaded in this process, else the tokenizer alone: a worker whose
-    policy is the gateway renders prompts and never loads the weights.
+    ``holder``'s when given (anything with ``async tokenizer()``, such as an inference engine
+    holder), else the configured local model's tokenizer alone, loaded once per process from the
+    files the engine loads: a worker whose policy is the gateway renders prompts and never loads
+    the weights, and the ids agree with the engine's.
     """
-    from services.inference.service import get_engine_holder
-
-    return TokenBridge(await (holder or get_engine_holder()).tokenizer())
+    tokenizer = await holder.tokenizer() if holder is not None else await local_tokenizer(settings)
+    return TokenBridge(tokenizer)

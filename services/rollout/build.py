@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.inference.backends.registry import default_registry as backend_registry
 from services.rollout.adapters import (
     POLICY_FACTORIES,
     BackendPolicy,
@@ -32,6 +31,7 @@ from services.rollout.ports import Policy
 from services.rollout.processors import ProcessorSpec, load_processor
 from services.rollout.remote import RemoteEnv, ServiceLink, ToolsServiceExecutor
 from services.rollout.schemas import RolloutRunSpec
+from shared.backends.registry import default_registry as backend_registry
 from shared.errors import TrajforgeError, ValidationFailed
 from shared.plugins import check_allowed, load_object
 from shared.schema import Trajectory
@@ -100,9 +100,10 @@ def check_spec(spec: RolloutRunSpec, *, processor_modules: Sequence[str] = (),
 def _check_policy(spec: RolloutRunSpec) -> None:
     backend = spec.policy.backend
     name = backend.name if backend else "local"
-    if name not in POLICY_FACTORIES and name not in backend_registry().names():
-        known = sorted({*backend_registry().names(), *POLICY_FACTORIES})
-        raise ValidationFailed(f"unknown policy backend {name!r}; known: {', '.join(known)}",
+    # ``local`` is the deployment's policy, reached through the gateway: no backend is built for it here.
+    known = {"local", *backend_registry().names(), *POLICY_FACTORIES}
+    if name not in known:
+        raise ValidationFailed(f"unknown policy backend {name!r}; known: {', '.join(sorted(known))}",
                                param="policy.backend.name")
     if backend is not None and backend.base_url is not None:
         raise ValidationFailed(

@@ -1,7 +1,8 @@
 """``trajforge rollout SPEC.yaml``: submit a rollout job, follow it live, print a summary, write exports.
 
 Without ``--url`` it serves the all-in-one app on a loopback port first
-(embedded defaults: SQLite, in-process work, the local key).
+(embedded defaults: SQLite, in-process work, the local key), through the local
+server the command line's composition supplies (``shared.local_server``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.console import Console
 
 from shared.client import Client
 from shared.errors import ClientError, TrajforgeError
+from shared.local_server import LocalServerFactory, local_server_of
 from shared.rollout_progress import follow_job, group_rewards_table, job_summary_table, write_exports
 from shared.rollout_spec_file import RolloutSpecError, load_spec_file
 from shared.settings import get_settings
@@ -24,16 +26,23 @@ from shared.settings import get_settings
 __all__ = ["register", "rollout"]
 
 
-@contextmanager
-def _client(url: str | None, api_key: str | None) -> Iterator[Client]:
+def _server(ctx: typer.Context, url: str | None) -> str | LocalServerFactory:
+    """``--url``, else the composition's local server (a usage error saying so when it supplied none)."""
     if url:
-        with Client(url, api_key=api_key, timeout=120.0) as client:
+        return url
+    try:
+        return local_server_of(ctx.obj)
+    except LookupError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--url'") from None
+
+
+@contextmanager
+def _client(server: str | LocalServerFactory, api_key: str | None) -> Iterator[Client]:
+    if isinstance(server, str):
+        with Client(server, api_key=api_key, timeout=120.0) as client:
             yield client
         return
-    from services.embedded import embedded_server
-
-    with embedded_server(get_settings()) as server, Client(server.url, api_key=server.api_key,
-                                                           timeout=120.0) as client:
+    with server(get_settings()) as local, Client(local.url, api_key=local.api_key, timeout=120.0) as client:
         yield client
 
 
@@ -65,6 +74,7 @@ def _run(client: Client, body: dict[str, Any], output: Path | None, jsonl: Path 
 
 
 def rollout(
+    ctx: typer.Context,
     spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Rollout job spec (YAML).")],
     url: Annotated[str | None, typer.Option("--url", help="A running server (default: start one here).")] = None,
     api_key: Annotated[str | None, typer.Option("--api-key", envvar="TRAJFORGE_API_KEY",
@@ -74,13 +84,14 @@ def rollout(
 ) -> None:
     """Run a rollout job from SPEC.yaml with a live progress bar, a summary and exports."""
     err = Console(stderr=True)
+    server = _server(ctx, url)
     try:
         body = load_spec_file(spec)
     except RolloutSpecError as exc:
         err.print(f"[red]error:[/red] {spec}: {exc}")
         raise typer.Exit(2) from None
     try:
-        with _client(url, api_key) as client:
+        with _client(server, api_key) as client:
             _run(client, body, output, jsonl)
     except (httpx.TransportError, TrajforgeError) as exc:
         err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")

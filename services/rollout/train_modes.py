@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from services.inference.backends.base import InferenceBackend
+from shared.backends.base import InferenceBackend
 from shared.errors import InvalidInput
 from shared.schema import Trajectory
 

@@ -9,7 +9,7 @@ not explicitly public.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +30,7 @@ from shared.settings import Settings, get_settings
 from shared.web.deps import require_api_key
 from shared.web.direct import DIRECT_ATTR, DirectEntry, hot_path_instances
 from shared.web.errors import install_error_handlers
+from shared.web.inproc import InProcessAppFactory, offer_in_process
 from shared.web.logs import configure_logging
 from shared.web.middleware import RequestMiddleware
 from shared.web.responses import SafeJSONResponse
@@ -66,6 +67,8 @@ class ServiceSpec:
     #: ``wants(scope, app)`` method is also the app's ``DirectEntry`` (``shared.web.direct``): served over
     #: HTTP, the requests it wants skip the layers FastAPI and Starlette put around the app.
     middleware: Sequence[Callable[..., Any]] = ()
+    #: Bare apps offered to the other services of the same app by name (``shared.web.inproc``).
+    in_process_apps: Mapping[str, InProcessAppFactory] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -227,4 +230,6 @@ def create_app(
            for h in hot_path_instances(spec.middleware, spec.prefix if len(specs) > 1 else "")]
     if hot:
         setattr(app.state, DIRECT_ATTR, DirectEntry(app, hot, service=name, max_body_bytes=settings.max_request_bytes))
+    for spec in specs:
+        offer_in_process(app, spec.in_process_apps)
     return app

@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from services.inference.backends.base import WeightTransfer
 from services.inference.backends.local import LocalBackend
-from services.inference.backends.openai_http import VLLMBackend, VLLMPDBackend
 from services.inference.backends.registry import registry
-from services.inference.backends.sglang import SGLangBackend
 from services.inference.engine import Engine
-from services.inference.errors import BackendUnsupported
 from services.inference.service import EngineHolder
-from shared.errors import UpstreamUnavailable
+from shared.backends.base import WeightTransfer
+from shared.backends.openai_http import VLLMBackend, VLLMPDBackend
+from shared.backends.sglang import SGLangBackend
+from shared.errors import BackendUnsupported, UpstreamUnavailable
 from shared.schema import SamplingParams
 from tests.conftest import LoopbackServer
 from tests.seeds.seed_support import inference_app, smol_tokenizer

@@ -1,15 +1,16 @@
 """AgentSDK seed, "InferBackendRegistry": ``register(name, cls)`` / ``get_class(name)`` and the global
 ``registry`` with ``vllm`` and ``vllm_pd``.
 
-trajforge names: ``aura.runner.infer_adapter.infer_registry`` is ``services.inference.backends.registry``.
+trajforge names: ``aura.runner.infer_adapter.infer_registry`` is ``services.inference.backends.registry``
+(the policy-server backends it builds live in ``shared.backends``).
 """
 
 from __future__ import annotations
 
 from services.inference.backends.local import LocalBackend
-from services.inference.backends.openai_http import VLLMBackend, VLLMPDBackend
 from services.inference.backends.registry import InferBackendRegistry, registry
 from services.inference.service import EngineHolder
+from shared.backends.openai_http import VLLMBackend, VLLMPDBackend
 
 
 def test_global_registry_has_the_reference_backends() -> None:

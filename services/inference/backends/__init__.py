@@ -1,13 +1,18 @@
-"""Inference backends: one protocol, many policy servers (vLLM, SGLang, OpenAI, local)."""
+"""Inference backends: one protocol, many policy servers (vLLM, SGLang, OpenAI, local).
 
-from services.inference.backends.base import (
+The protocol, the policy-server backends and the registry class live in
+``shared.backends``; this package adds ``local`` (this service's engine) and the
+registry that knows it.
+"""
+
+from services.inference.backends.registry import InferBackendRegistry, default_registry
+from shared.backends.base import (
     BackendHealth,
     BackendResult,
     BackendSample,
     BackendUnsupported,
     InferenceBackend,
 )
-from services.inference.backends.registry import InferBackendRegistry, default_registry
 
 __all__ = [
     "BackendHealth",

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from services.inference.backends.base import (
+from services.inference.config import engine_config
+from services.inference.engine import Engine
+from services.inference.loader import read_state_dict
+from services.inference.params import GenParams
+from services.inference.service import EngineHolder, get_engine_holder
+from shared.backends.base import (
     BackendHealth,
     BackendResult,
     BackendSample,
@@ -12,11 +17,6 @@ from services.inference.backends.base import (
     WeightSource,
     WeightTransfer,
 )
-from services.inference.config import engine_config
-from services.inference.engine import Engine
-from services.inference.loader import read_state_dict
-from services.inference.params import GenParams
-from services.inference.service import EngineHolder, get_engine_holder
 from shared.schema import SamplingParams
 
 __all__ = ["LocalBackend"]

@@ -1,7 +1,8 @@
 """``trajforge train SPEC.yaml``: the closed loop against a running server, or an embedded one.
 
 Without ``--url`` it serves the all-in-one app on a loopback port first (embedded defaults: SQLite,
-in-process work, the local engine), so the engine it updates is the one the rollouts sample from.
+in-process work, the local engine), so the engine it updates is the one the rollouts sample from; the
+command line's composition supplies that server (``shared.local_server``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from services.inference.train.policy import TrainablePolicy
 from services.inference.train.spec import TrainSpecError, load_train_spec
 from shared.client import Client
 from shared.errors import TrajforgeError
+from shared.local_server import LocalServerFactory, local_server_of
 from shared.settings import get_settings
 
 __all__ = ["register", "train"]
@@ -27,16 +29,24 @@ __all__ = ["register", "train"]
 console = Console(stderr=True)
 
 
-@contextmanager
-def _client(url: str | None, api_key: str | None) -> Iterator[Client]:
+def _server(ctx: typer.Context, url: str | None) -> str | LocalServerFactory:
+    """``--url``, else the composition's local server (a usage error saying so when it supplied none)."""
     if url:
-        with Client(url, api_key=api_key, timeout=600.0) as client:
+        return url
+    try:
+        return local_server_of(ctx.obj)
+    except LookupError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--url'") from None
+
+
+@contextmanager
+def _client(server: str | LocalServerFactory, api_key: str | None) -> Iterator[Client]:
+    if isinstance(server, str):
+        with Client(server, api_key=api_key, timeout=600.0) as client:
             yield client
         return
-    from services.embedded import embedded_server
-
-    with embedded_server(get_settings(), log_level="ERROR") as server, \
-            Client(server.url, api_key=server.api_key, timeout=600.0) as client:
+    with server(get_settings(), log_level="ERROR") as local, \
+            Client(local.url, api_key=local.api_key, timeout=600.0) as client:
         yield client
 
 
@@ -60,6 +70,7 @@ def _finish(run: TrainRun, plot: Path | None) -> None:
 
 
 def train(
+    ctx: typer.Context,
     spec: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Train spec (YAML).")],
     url: Annotated[str | None, typer.Option("--url", help="A running server (default: start one here).")] = None,
     api_key: Annotated[str | None, typer.Option("--api-key", envvar="TRAJFORGE_API_KEY")] = None,
@@ -69,6 +80,7 @@ def train(
     = None,
 ) -> None:
     """Roll out in groups, take a clipped policy-gradient step on the export, update the engine; repeat."""
+    server = _server(ctx, url)  # before the model loads: a missing server is a usage error
     try:
         train_spec, out_dir = load_train_spec(spec)
     except TrainSpecError as exc:
@@ -82,7 +94,7 @@ def train(
                                   learning_rate=train_spec.learning_rate,
                                   trainable_layers=train_spec.trainable_layers)
     try:
-        with _client(url, api_key) as client:
+        with _client(server, api_key) as client:
             run = run_training(client, train_spec, policy, out_dir=out_dir, redis=_redis(settings.redis_url),
                                log=console.print)
     except TrajforgeError as exc:

@@ -9,6 +9,7 @@ tokenised by the real tokenizer, served by the real engine path).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -24,6 +25,8 @@ from langchain_openai import ChatOpenAI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from services.app import create_service_app
+from services.gateway.app import LOCAL_ENGINE, LOCAL_UPSTREAM_URL
 from services.gateway.app import SERVICE as GATEWAY
 from services.gateway.testing_upstream import Behaviour, ServerThread, make_upstream_app
 from services.inference.app import SERVICE as INFERENCE
@@ -40,6 +43,7 @@ from shared.db.session import make_sessionmaker
 from shared.schema import Message, ToolInfo
 from shared.settings import Settings
 from shared.web import create_app
+from shared.web.inproc import in_process_apps, offer_in_process
 from tests.conftest import LoopbackServer
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city.",
@@ -302,3 +306,56 @@ async def test_trace_row_is_written_when_the_upstream_dies_mid_stream(
         upstream.stop()
     (row,) = await _rows(settings, sid)
     assert row.status == "error" and row.stream and row.error_code
+
+
+# ------------------------------------------------- the embedded upstream: an app offered in process
+
+
+@contextlib.asynccontextmanager
+async def _started(app: Any, api_key: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test",
+            headers={"authorization": f"Bearer {api_key}"}) as client:
+        yield client
+
+
+async def test_the_embedded_upstream_is_the_engine_app_offered_on_the_gateways_app(
+    settings: Settings, connection: Any, sessionmaker: Any, api_key: str
+) -> None:
+    app = create_app(GATEWAY, settings=settings, engine=connection.engine, sessionmaker=sessionmaker)
+    stand_in = make_upstream_app("offered")
+    stand_in.add_api_route("/served_model", lambda: {"model": "policy"})  # what the gateway asks at startup
+    offer_in_process(app, {LOCAL_ENGINE: lambda host: stand_in})
+    async with _started(app, api_key) as client:
+        assert [u.url for u in app.state.gateway.pool.config.upstreams] == [LOCAL_UPSTREAM_URL]
+        resp = await client.post("/v1/chat/completions", json={"model": "policy", "messages": [
+            {"role": "user", "content": "x"}]})
+    assert resp.status_code == 200, resp.text
+    assert [r["path"] for r in stand_in.state.upstream.requests] == ["/v1/chat/completions"]
+
+
+async def test_a_gateway_alone_has_no_engine_unless_composed_with_one(
+    settings: Settings, connection: Any, sessionmaker: Any, api_key: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    alone = create_app(GATEWAY, settings=settings, engine=connection.engine, sessionmaker=sessionmaker)
+    async with _started(alone, api_key):
+        assert alone.state.gateway.pool.config.upstreams == []
+    assert "the gateway has no upstream: set TRAJFORGE_INFERENCE_URL" in capfd.readouterr().err  # the JSON log
+    composed = create_service_app("gateway", settings=settings, engine=connection.engine,
+                                  sessionmaker=sessionmaker)  # as `trajforge serve gateway` builds it
+    assert set(in_process_apps(composed)) == {LOCAL_ENGINE}
+    async with _started(composed, api_key):
+        [upstream] = composed.state.gateway.pool.config.upstreams
+    assert upstream.url == LOCAL_UPSTREAM_URL and upstream.model == resolve_source("").name
+
+
+async def test_without_a_local_model_the_gateway_starts_with_no_upstream_and_says_why(
+    settings: Settings, connection: Any, sessionmaker: Any, api_key: str, tmp_path: Path,
+    capfd: pytest.CaptureFixture[str]
+) -> None:
+    app = create_app([GATEWAY, INFERENCE], settings=settings, engine=connection.engine, sessionmaker=sessionmaker)
+    missing = EngineHolder(engine_config().model_copy(update={"local_model": str(tmp_path / "missing.gguf")}))
+    app.dependency_overrides[get_engine_holder] = lambda: missing
+    async with _started(app, api_key):
+        assert app.state.gateway.pool.config.upstreams == []
+    assert "no local model for the embedded gateway upstream" in capfd.readouterr().err

@@ -14,7 +14,6 @@ from services.inference.loader import (
     converted_path,
     default_gguf_path,
     load_model,
-    load_tokenizer,
     read_state_dict,
     resolve_source,
 )
@@ -52,20 +51,3 @@ def test_a_directory_without_config_is_not_a_model(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError):
         read_state_dict(tmp_path)
 
-
-
-def test_tokenizer_alone_from_the_gguf_equals_the_converted_one(tmp_path: Path) -> None:
-    source = resolve_source("")
-    cold = load_tokenizer(source, cache_dir=tmp_path)  # nothing converted: read from the GGUF itself
-    assert not any(tmp_path.iterdir())  # and nothing written: no weights were converted for it
-    cached = load_tokenizer(source, cache_dir=engine_config().cache_dir)
-    turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "x"}]
-    assert cold.get_vocab() == cached.get_vocab() and cold.chat_template == cached.chat_template
-    assert (cold.apply_chat_template(turns, tokenize=True, add_generation_prompt=True)
-            == cached.apply_chat_template(turns, tokenize=True, add_generation_prompt=True))
-
-
-def test_tokenizer_of_a_missing_directory_is_a_load_error(tmp_path: Path) -> None:
-    (tmp_path / "config.json").write_text("{}")
-    with pytest.raises(ModelLoadError):
-        load_tokenizer(resolve_source(str(tmp_path)), cache_dir=tmp_path)

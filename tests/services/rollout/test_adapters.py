@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -10,7 +11,6 @@ from fastapi import FastAPI
 
 from services.envs.routing_env import ToolRoutingEnv
 from services.inference.backends.local import LocalBackend
-from services.inference.backends.openai_http import OpenAIBackend
 from services.inference.routes import router
 from services.inference.service import get_engine_holder
 from services.rollout.adapters import (
@@ -22,7 +22,8 @@ from services.rollout.adapters import (
 )
 from services.tools.calculator import CalculatorTool
 from services.tools.manager import ToolManager
-from shared.schema import SamplingParams, Trajectory
+from shared.backends.openai_http import OpenAIBackend
+from shared.schema import SamplingParams, StepResult, ToolInfo, Trajectory
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=4)
 MESSAGES = [{"role": "user", "content": "Name a fruit."}]
@@ -63,6 +64,15 @@ async def test_token_bridge_without_a_loaded_engine_loads_no_weights_and_renders
     assert again.tokenizer is bridge.tokenizer and not fresh.loaded  # loaded once, still no model
 
 
+async def test_token_bridge_by_default_is_the_configured_models_tokenizer_alone(local_holder: Any) -> None:
+    bridge = await local_token_bridge()  # no engine holder: the worker's own, loaded from the model's files
+    engines = await local_token_bridge(local_holder)
+    turns = [*MESSAGES, {"role": "assistant", "content": "A pear."}, {"role": "user", "content": "Another?"}]
+    assert bridge.prompt_ids(turns) == engines.prompt_ids(turns)
+    assert bridge.bridge_ids(turns[-1:], ended_with_eos=True) == engines.bridge_ids(turns[-1:], ended_with_eos=True)
+    assert (await local_token_bridge()).tokenizer is bridge.tokenizer  # loaded once per process
+
+
 async def test_http_policy_message_mode_asks_for_token_ids(local_holder: Any) -> None:
     app = FastAPI()  # the engine's OpenAI routes (the inference service mounts the same router)
     app.include_router(router)
@@ -101,6 +111,88 @@ async def test_env_executor_is_fresh_per_trajectory_and_records_the_episode_rewa
     assert not unknown.ok and unknown.error_type == "unknown_tool"
     broken = await second.call({"function": {"name": "query_status", "arguments": "[1, 2]"}})
     assert not broken.ok and broken.error_type == "tool_exception"
+
+
+class _ShapedManager:
+    """A tool manager by shape only (not the tools service's ``ToolManager``): one ``echo`` tool."""
+
+    def __init__(self) -> None:
+        self.calls: list[Any] = []
+
+    def names(self) -> list[str]:
+        return ["echo"]
+
+    def get(self, name: str) -> Any:
+        return None
+
+    def tool_infos(self) -> list[ToolInfo]:
+        return [ToolInfo.model_validate({"type": "function", "function": {"name": "echo", "parameters": {}}})]
+
+    async def call_structured(self, tool_call: Any) -> Any:
+        self.calls.append(tool_call)
+        name = tool_call["function"]["name"]
+        ok = name == "echo"
+        return SimpleNamespace(ok=ok, content=f"echo:{tool_call['function']['arguments']}" if ok else "Error: no",
+                               error_kind=None if ok else "unknown_tool")
+
+
+async def test_a_tool_manager_is_taken_by_shape(smol_tokenizer: Any) -> None:
+    from services.rollout._facade import as_executor
+    from services.rollout.api_rollout import APIMultiTurnRollout
+    from shared.errors import InvalidInput
+    from tests.services.rollout.support import ScriptedPolicy, hermes_parser, tool_call_text
+
+    assert isinstance(as_executor(ToolManager([CalculatorTool()])), ToolManagerExecutor)
+    try:
+        as_executor(object())  # type: ignore[arg-type]
+    except InvalidInput as exc:
+        assert exc.param == "tool_manager"
+    else:
+        raise AssertionError("an object shaped like neither a manager nor an executor must be refused")
+    manager = _ShapedManager()
+    policy = ScriptedPolicy(smol_tokenizer, lambda user, turn: tool_call_text("echo", x=1) if turn == 0 else "done")
+    rollout = APIMultiTurnRollout(policy, manager, max_turns=3, parser=hermes_parser)
+    [traj] = await rollout.run([{"messages": MESSAGES}])
+    assert traj.stop_reason == "stop" and len(manager.calls) == 1
+    assert [m.text() for m in traj.messages if m.role == "tool"] == ['echo:{"x": 1}']
+
+
+class _ShapedEnv:
+    """An env by shape only (not derived from the envs service's ``Env``), with no tool schemas."""
+
+    inline_safe = True
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, dict[str, Any]]] = []
+        self.closed = False
+
+    def reset(self, trajectory: Any = None, *, seed: int | None = None) -> StepResult:
+        return StepResult()
+
+    def step(self, tool_name: str, arguments: dict[str, Any]) -> StepResult:
+        self.steps.append((tool_name, arguments))
+        return StepResult(observation={"text": f"step {len(self.steps)}"}, reward=0.5, done=len(self.steps) == 2,
+                          info={"n": len(self.steps)})
+
+    def tools(self) -> list[dict[str, Any]]:
+        return []
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def test_env_executor_steps_an_env_by_shape_with_the_generic_tool() -> None:
+    env, traj = _ShapedEnv(), Trajectory(messages=MESSAGES)
+    executor = EnvExecutor(env, traj)
+    assert [t["function"]["name"] for t in executor.tool_infos()] == ["env_action"]
+    first = await executor.call(_call("env_action", move="up"))
+    assert first.ok and first.content == "step 1" and first.reward == 0.5 and not executor.episode_done
+    second = await executor.call(_call("env_action"))
+    assert second.reward == 0.5 and executor.episode_done
+    assert traj.metadata["env_reward"] == 1.0 and traj.metadata["env_info"] == {"n": 2}
+    assert env.steps == [("env_action", {"move": "up"}), ("env_action", {})]
+    executor.close()
+    assert env.closed
 
 
 def test_shared_parser_keeps_every_attempt_with_its_status() -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -19,8 +22,10 @@ from typer.testing import CliRunner
 
 from services.rollout import cli as rollout_cli
 from services.rollout.export import ExportItem, write_parquet
+from shared.local_server import Composition, LocalServer
 from shared.rollout_spec_file import RolloutSpecError, load_spec_file, task_from_row
 from shared.schema import Trajectory
+from shared.settings import Settings
 from tests.conftest import REPO_ROOT, LoopbackServer, shared_data_dir
 
 EXAMPLE = REPO_ROOT / "examples" / "rollout_tool_routing.yaml"
@@ -143,8 +148,8 @@ def _stand_in(refuse: bool = False) -> FastAPI:
     return app
 
 
-def _runner_app() -> typer.Typer:
-    app = typer.Typer()
+def _runner_app(composition: Composition | None = None) -> typer.Typer:
+    app = typer.Typer(context_settings={"obj": composition})
     rollout_cli.register(app)
     app.command("noop")(lambda: None)  # a second command keeps ``rollout`` a named subcommand
     return app
@@ -168,6 +173,24 @@ def test_a_spec_the_server_refuses_exits_2_with_its_reason(tmp_path: Path) -> No
     with LoopbackServer(_stand_in(refuse=True)) as server:
         result = CliRunner().invoke(_runner_app(), ["rollout", str(EXAMPLE), "--url", server.url])
     assert result.exit_code == 2 and "unknown env 'nope'" in result.output
+
+
+def test_without_url_the_run_goes_to_the_local_server_the_composition_supplies() -> None:
+    served: list[str] = []
+    with LoopbackServer(_stand_in()) as server:
+        @contextlib.contextmanager
+        def local(settings: Settings, *, log_level: str = "WARNING") -> Iterator[LocalServer]:
+            served.append(log_level)
+            yield SimpleNamespace(url=server.url, api_key="k")
+
+        result = CliRunner().invoke(_runner_app(Composition(local_server=local)), ["rollout", str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    assert served == ["WARNING"] and "succeeded" in result.output
+
+
+def test_without_url_or_a_local_server_the_command_asks_for_a_url() -> None:
+    result = CliRunner().invoke(_runner_app(), ["rollout", str(EXAMPLE)])
+    assert result.exit_code == 2 and "pass --url" in result.output
 
 
 def test_an_unreachable_server_exits_1_with_the_reason(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import services.inference.service as inference_service
-from services.gateway.app import SERVICE as GATEWAY
+from services.app import create_service_app
 from services.inference.backends.local import LocalBackend
 from services.inference.engine import Engine
 from services.inference.scripted import scripted_model
@@ -34,7 +34,6 @@ from shared.schema import SamplingParams, Trajectory
 from shared.schema.budgets import RolloutLimits
 from shared.settings import Settings
 from shared.traces import TraceRecord, merge_session
-from shared.web import create_app
 from tests.services.rollout.job_harness import rollout_app
 from tests.services.rollout.support import FunctionTools
 
@@ -62,7 +61,7 @@ async def _key(engine: AsyncEngine, settings: Settings, name: str) -> tuple[uuid
 @contextlib.asynccontextmanager
 async def _gateway(settings: Settings, engine: AsyncEngine, holder: EngineHolder) -> AsyncIterator[GatewayClient]:
     """The gateway app in this process (embedded upstream: ``holder``'s engine), behind the gateway client."""
-    app = create_app(GATEWAY, settings=settings, engine=engine, sessionmaker=make_sessionmaker(engine))
+    app = create_service_app("gateway", settings=settings, engine=engine, sessionmaker=make_sessionmaker(engine))
     app.dependency_overrides[get_engine_holder] = lambda: holder
     _, key = await _key(engine, settings, "gateway-policy-test")
     async with app.router.lifespan_context(app):

@@ -17,7 +17,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import services.inference.service as inference_service
-from services.gateway.app import SERVICE as GATEWAY
+from services.app import create_service_app
 from services.inference.service import get_engine_holder
 from services.rollout.app import SERVICE
 from shared.auth import create_key
@@ -131,7 +131,7 @@ async def test_openai_processor_through_the_gateway_is_stored_token_exact(harnes
 
 async def test_processor_reaches_the_gateway_at_public_base_url(settings: Settings, engine: AsyncEngine,
                                                                 local_holder: Any) -> None:
-    gateway = create_app(GATEWAY, settings=settings)
+    gateway = create_service_app("gateway", settings=settings)  # with the local engine, as served
     gateway.dependency_overrides[get_engine_holder] = lambda: local_holder
     with LoopbackServer(gateway) as server:
         async with _harness(settings, engine, public_base_url=server.url) as h:

@@ -1,20 +1,19 @@
-"""``InferBackendRegistry``: names, unknown names, optional in-process vLLM."""
+"""The inference service's ``InferBackendRegistry``: the shared backends plus ``local``, its engine."""
 
 from __future__ import annotations
-
-import sys
 
 import pytest
 
 from services.inference.backends import InferBackendRegistry, InferenceBackend, default_registry
 from services.inference.backends.local import LocalBackend
-from services.inference.errors import BackendNotInstalled, UnknownBackend
+from services.inference.errors import UnknownBackend
 from services.inference.service import EngineHolder
 
 
 def test_default_names_and_unknown_name() -> None:
     registry = default_registry()
     assert registry.names() == ["local", "openai", "sglang", "vllm", "vllm_pd"]
+    assert registry.get_class("local") is LocalBackend
     with pytest.raises(UnknownBackend, match="tgi"):
         registry.create("tgi")
 
@@ -31,9 +30,3 @@ def test_register_adds_a_backend() -> None:
     registry = InferBackendRegistry()
     registry.register("mine", lambda **config: LocalBackend(**config))
     assert registry.names() == ["mine"] and isinstance(registry.create("mine", holder=EngineHolder()), LocalBackend)
-
-
-def test_in_process_vllm_names_the_extra_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "vllm", None)  # import fails as on a host without the extra
-    with pytest.raises(BackendNotInstalled, match="'vllm' extra"):
-        default_registry().create("vllm", model="some/model")

@@ -6,9 +6,9 @@ from typing import Any
 
 import httpx
 
-from services.inference.errors import BackendUnsupported
 from shared.errors import (
     AuthenticationError,
+    BackendUnsupported,
     ClientError,
     Conflict,
     InvalidInput,

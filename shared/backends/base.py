@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from services.inference.errors import BackendUnsupported
+from shared.errors import BackendUnsupported
 from shared.schema import SamplingParams
 
 __all__ = [

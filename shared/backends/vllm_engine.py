@@ -14,8 +14,8 @@ import asyncio
 import importlib
 from typing import Any
 
-from services.inference.backends.base import BackendHealth, BackendResult, BackendSample, WeightSource, WeightTransfer
-from services.inference.errors import BackendNotInstalled
+from shared.backends.base import BackendHealth, BackendResult, BackendSample, WeightSource, WeightTransfer
+from shared.errors import BackendNotInstalled
 from shared.schema import SamplingParams
 
 __all__ = ["VLLMEngineBackend", "import_vllm"]

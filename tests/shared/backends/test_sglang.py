@@ -6,13 +6,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.inference.backends import BackendSample, default_registry
-from services.inference.backends.sglang import SGLangBackend
 from services.inference.config import engine_config
 from services.inference.engine import Engine
-from services.inference.loader import converted_path, resolve_source
+from shared.backends import BackendSample, default_registry
+from shared.backends.sglang import SGLangBackend
 from shared.errors import UpstreamUnavailable
-from tests.services.inference.backends.conftest import GREEDY
+from shared.local_model import resolve_source
+from shared.local_tokenizer import converted_path
+from tests.shared.backends.conftest import GREEDY
 
 
 @pytest.fixture

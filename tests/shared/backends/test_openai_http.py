@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.inference.backends import BackendSample, BackendUnsupported, default_registry
-from services.inference.backends.openai_http import OpenAIBackend, VLLMBackend, VLLMPDBackend
 from services.inference.engine import Engine
-from shared.errors import NotFound, TrajforgeError, UpstreamUnavailable
+from shared.backends import BackendSample, default_registry
+from shared.backends.openai_http import OpenAIBackend, VLLMBackend, VLLMPDBackend
+from shared.errors import BackendUnsupported, NotFound, TrajforgeError, UpstreamUnavailable
 from shared.schema import SamplingParams
-from tests.services.inference.backends.conftest import GREEDY
+from tests.shared.backends.conftest import GREEDY
 
 
 @pytest.fixture

@@ -30,8 +30,8 @@ from typing import Any
 
 import httpx
 
-from services.inference.backends._http import HttpUpstream
-from services.inference.backends.base import (
+from shared.backends._http import HttpUpstream
+from shared.backends.base import (
     BackendHealth,
     BackendResult,
     BackendSample,

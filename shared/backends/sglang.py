@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
-from services.inference.backends._http import HttpUpstream
-from services.inference.backends.base import BackendHealth, BackendResult, BackendSample, WeightSource, WeightTransfer
+from shared.backends._http import HttpUpstream
+from shared.backends.base import BackendHealth, BackendResult, BackendSample, WeightSource, WeightTransfer
 from shared.errors import TrajforgeError, UpstreamError
 from shared.schema import SamplingParams
 
