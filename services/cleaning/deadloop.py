@@ -23,6 +23,7 @@ from services.cleaning.requests import (
     asks_for_each_period,
     asks_for_fiction,
     asks_for_repetition,
+    asks_for_variety,
     closed_question,
 )
 from services.cleaning.text import (
@@ -34,6 +35,7 @@ from services.cleaning.text import (
     normalize_tool_calls,
     reasoning_of,
     split_think,
+    text_weight,
 )
 
 __all__ = ["DeadLoopFilter", "DeadLoopParams", "find_cycle", "ngram_repetition", "repeated_item", "repeated_list_head",
@@ -442,6 +444,55 @@ def repeated_list_head(text: str, request: str = "") -> Evidence | None:
             "window": window}
 
 
+# A list of different things asked for, each item saying the same one in new words: one content word
+# (or CJK pair) of the whole item in four items of five, when the user asked for distinct ones.
+_PARAPHRASE_MIN_ITEMS = 5
+_PARAPHRASE_SHARE_FIFTHS = 4
+# Mean item length (CJK characters weigh double) up to which an item is one point, not an explanation.
+_PARAPHRASE_ITEM_WEIGHT = 45
+# Characters after a shared word that, the same in most items, make it a template's fixed part.
+_TEMPLATE_CONTEXT = 6
+
+
+def _templated(token: str, items: list[str], need: int) -> bool:
+    """Whether ``token`` is a template's fixed part: the word most items open with ("Visit the Louvre",
+    "Visit Versailles"), or one followed by the same words in most items ("... - worth it.")."""
+    lows = [item.lower().lstrip("*#_ ") for item in items]
+    if sum(low.startswith(token) for low in lows) * 2 >= len(items):
+        return True
+    end = len(token) + _TEMPLATE_CONTEXT
+    after = Counter(low[i + len(token):i + end] for low in lows if (i := low.find(token)) >= 0)
+    return after.most_common(1)[0][1] >= need
+
+
+def paraphrased_items(text: str, request: str) -> Evidence | None:
+    """Evidence that a list of things the user asked to differ repeats one of them in other words, or None.
+
+    Only a request for several different things (``asks_for_variety``) is judged: a schedule, a
+    flight list or a recipe shares its words by nature. Words of the request are its topic.
+    """
+    lines = LIST_ITEM_RE.findall(text)
+    if len(lines) < _PARAPHRASE_MIN_ITEMS or not asks_for_variety(request):
+        return None
+    if sum(map(text_weight, lines)) > _PARAPHRASE_ITEM_WEIGHT * len(lines):
+        return None  # items that explain themselves at length share their grammar and framing words
+    need = -(-_PARAPHRASE_SHARE_FIFTHS * len(lines) // 5)  # ceil(4n / 5) in integers
+    counts: Counter[str] = Counter()
+    for line in lines:
+        # A pair with a kana in it is grammar as often as not (を使, 家は); kanji and katakana name things.
+        counts.update(t for t in _head_tokens(line) if not any("\u3040" <= c <= "\u309f" for c in t))
+    # The topic is what the request names, or what the reply's lead-in names ("jokes about turkeys:",
+    # "预算计划"): every item may carry it. (A closing line often restates the one point, so it is no topic.)
+    first = LIST_ITEM_RE.search(text)
+    asked = f"{request}\n{text[:first.start() if first else 0]}".lower()
+    shared = [t for t, n in counts.most_common() if n >= need and t not in asked and t not in _ENUMERATOR_TOKENS
+              and not _templated(t, lines, need)]
+    if not shared:
+        return None
+    return {"check": "paraphrased_list", "words": shared[:4], "count": counts[shared[0]], "items": len(lines),
+            "window": " / ".join(line[:40] for line in lines[:4])[:160]}
+
+
 def is_script(text: str) -> bool:
     """True when ``text`` is a script: several speaker-labelled lines, two speakers at least, one
     speaking more than once (dialogue alternates; a list of ``Key: value`` lines does not)."""
@@ -689,6 +740,24 @@ def _call_names(messages: list[Any]) -> list[bytes]:
     return names
 
 
+def _repeated_parallel_call(messages: list[Any], limit: int) -> Evidence | None:
+    """One assistant turn emitting the same call (same name, same arguments) ``limit`` times or more:
+    parallel calls that repeat one another fetch nothing new, so the turn is stuck as a loop is."""
+    for i, a in enumerate(messages):
+        if not isinstance(a, dict) or a.get("role") != "assistant":
+            continue
+        raw = a.get("tool_calls")
+        if not isinstance(raw, list) or len(raw) < limit:
+            continue  # most turns: fewer calls than a repeat needs
+        calls = normalize_tool_calls(raw) or []
+        counts = Counter(orjson.dumps(_call_identity(c), option=orjson.OPT_SORT_KEYS) for c in calls)
+        key, repeats = counts.most_common(1)[0] if counts else (b"", 0)
+        if repeats >= limit:
+            return {"check": "parallel_repeat", "repeats": repeats, "calls": len(calls), "message_index": i,
+                    "window": key.decode()[:120]}
+    return None
+
+
 def _tool_steps(messages: list[Any]) -> list[tuple[int, bytes, str | None]]:
     """Each assistant turn with tool calls: (its index, its calls and their results as one key, first name).
 
@@ -782,18 +851,21 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
     @staticmethod
     def _list_head(msg: dict[str, Any], text: str | None, user: Any) -> Evidence | None:
         own = text if text is not None else message_text(msg.get("content"))
-        if own.count("\n") < _MIN_LIST_ITEMS - 1:
+        if own.count("\n") < _PARAPHRASE_MIN_ITEMS - 1:
             return None  # too few lines for a list long enough (most replies)
         response = split_think(own)[1]
+        request = message_text(user)[:REQUEST_HEAD_CHARS]
         # Judged without the request first: words of the request are excused only in the few lists
         # that repeat a thing at all.
-        if repeated_list_head(response) is None:
-            return None
-        found = repeated_list_head(response, message_text(user)[:REQUEST_HEAD_CHARS])
+        found = repeated_list_head(response, request) if repeated_list_head(response) is not None else None
+        if found is None:
+            found = paraphrased_items(response, request)
         return None if found is None else {**found, "part": "response"}
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:
         limit = self.params.max_repeated_tool_calls
+        if limit and (fanned := _repeated_parallel_call(messages, limit)) is not None:
+            return fanned
         if not limit or _call_turns_at_most(messages) < limit:
             # Exact: find_cycle needs min_repeats keys at least, and every step is a turn counted here.
             return None

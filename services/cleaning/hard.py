@@ -21,7 +21,7 @@ from services.cleaning.requests import (
     yes_no_question,
 )
 from services.cleaning.simple_query import is_greeting, is_simple_query
-from services.cleaning.text import cjk_count, has_media, message_text, normalize_tool_calls, text_weight
+from services.cleaning.text import LIST_ITEM_RE, cjk_count, has_media, message_text, normalize_tool_calls, text_weight
 
 __all__ = ["HardFilter", "HardFilterParams"]
 
@@ -30,10 +30,72 @@ __all__ = ["HardFilter", "HardFilterParams"]
 _PIECE_CLAIM_RE = re.compile(
     r"\b(?:here'?s|here\s+is|below\s+is|as\s+follows|I'?ve\s+(?:drafted|written|prepared)|(?:draft|note|email)\s+(?:is\s+)?(?:ready|done))\b"
     r"|如下|以下是|下面是|写好了|拟好了|草拟好|以下の(?:通り|とおり)|下記の|作成しました|書きました"
-    r"|아래와\s*같이|다음과\s*같이|작성했습니다|작성해\s*(?:보았|봤)|써\s*(?:보았|봤)",
+    r"|아래와\s*같이|다음과\s*같이|작성했습니다|작성해\s*(?:보았|봤)|써\s*(?:보았|봤)"
+    r"|(?:정리|작성|요약)해\s*드렸|整理好了|まとめました",
     re.I,
 )
 _PIECE_MISSING_MAX = 120
+# A claim in one paragraph with no colon ("here's a tailored cover letter ... Good luck!") introduces
+# nothing, so a longer reply of that shape is still missing its piece.
+_PIECE_CLAIM_PARAGRAPH_MAX = 320
+# A request this long carries the material to work on (notes to tidy, a text to rewrite).
+_MATERIAL_MIN = 150
+
+# A reply that puts the work off instead of doing it ("Let me think about it a bit more", 请稍等,
+# もう少々考えさせていただけますか, 생각 정리되면 다시 말씀드릴게요): the row ends with nothing made.
+_DEFERRAL_RE = re.compile(
+    r"\blet\s+me\s+(?:think|mull|reflect)\s+(?:on\s+|about\s+|over\s+)?(?:it|this|that)?\s*(?:\w+\s+){0,2}?"
+    r"(?:more|further|longer|over)\b"
+    r"|\b(?:I'?ll|I\s+will)\s+(?:get\s+back\s+to\s+you|come\s+back\s+(?:to\s+you\s+)?with|follow\s+up\s+with\s+(?:it|the))\b"
+    r"|\b(?:give\s+me\s+a\s+(?:moment|minute|second|few\s+minutes)|please\s+(?:wait|stand\s+by|hold\s+on)"
+    r"|bear\s+with\s+me)\b"
+    # "Let me check that for you." closing the reply: the check never comes.
+    r"|\blet\s+me\s+(?:check|look\s+into)\s+(?:that|this|it)?\s*(?:again|for\s+you|now)?\s*[.!…]*\s*$"
+    r"|(?:我)?(?:这边)?再帮(?:您|你)(?:看|查)一下[。！!～~]*\s*$"
+    r"|请稍等|稍等(?:一下|片刻)|稍后(?:再)?(?:给你|发给你|回复|发送|整理)|想好了?再(?:写|发|给)|我再想(?:一想|想)"
+    r"|等我(?:想|整理|考虑)(?:好|一下)"
+    r"|少々お待ち|しばらくお待ち|考えさせて(?:いただけ|ください|もらえ)|構想を練って|後ほど(?:お送り|お届け|ご連絡|改めて)"
+    r"|改めて(?:お送り|ご連絡|お届け)"
+    r"|잠시만\s*기다려|생각해\s*볼게요|생각(?:이)?\s*정리되면|다시\s*말씀드릴게요|나중에\s*(?:보내|드릴|알려)",
+    re.I,
+)
+_DEFERRAL_MAX = 400
+# A line spoken by a character: a short name, then a colon or an opening bracket (小王：, 客「, KNIGHT:).
+_SPEAKER_LINE_RE = re.compile(r"^\s*[^\s:：「」\"]{1,12}\s*[：:「]", re.M)
+
+
+def _in_voice(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies in a character's words: a speaker-labelled line or an open quotation."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    if _SPEAKER_LINE_RE.match(text, line_start):
+        return True
+    before = text[:pos]
+    return before.count('"') % 2 == 1 or before.count("\u201c") > before.count("\u201d") \
+        or before.count("\u300c") > before.count("\u300d")
+
+
+def deferral_evidence(text: str) -> dict[str, Any] | None:
+    """Evidence that a short closing ``text`` defers the work (thinks it over, asks to wait) with nothing
+    made in it (no list, no code), or None. A character saying so in a scene is the scene."""
+    if not text or text_weight(text) > _DEFERRAL_MAX or "```" in text or len(LIST_ITEM_RE.findall(text)) >= 2:
+        return None
+    m = _DEFERRAL_RE.search(text)
+    while m is not None and _in_voice(text, m.start()):
+        m = _DEFERRAL_RE.search(text, m.end())
+    if m is None:
+        return None
+    return {"check": "deferred", "window": text[max(0, m.start() - 60):m.end() + 40], "reply_chars": len(text)}
+
+
+def _piece_claimed_missing(text: str, asked: str) -> bool:
+    """A short reply says the piece is here or done, and it is not: no salutation or subject line, and
+    either very short or one paragraph with no colon to introduce anything."""
+    weight = text_weight(text)
+    if weight > _PIECE_CLAIM_PARAGRAPH_MAX or _PIECE_CLAIM_RE.search(text) is None or letter_start(text) is not None:
+        return False
+    if weight > _PIECE_MISSING_MAX and ("\n" in text.strip() or ":" in text or "：" in text):
+        return False
+    return asks_for_composition(asked[:REQUEST_HEAD_CHARS]) or text_weight(asked) >= _MATERIAL_MIN
 
 # Dense scripts (ideographs, kana, Hangul syllables and jamo) carry more per character, so their
 # replies get a lower floor. Jamo (ㅋ, ㅎ, ㅠ) are counted here: a Korean reply that laughs in ㅋㅋㅋ
@@ -267,10 +329,11 @@ class HardFilter(ParamStep[HardFilterParams]):
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():
             return {**window, "check": "acknowledgement_only", "turns": len(msgs)}
-        if text and text_weight(text) <= _PIECE_MISSING_MAX and _PIECE_CLAIM_RE.search(text) \
-                and letter_start(text) is None and asks_for_composition(asked[:REQUEST_HEAD_CHARS]):
+        if text and _piece_claimed_missing(text, asked):
             # "Here is the draft:", "초안 작성했습니다." and nothing after it: the piece asked for is missing.
             return {**window, "check": "piece_missing"}
+        if (deferred := deferral_evidence(text)) is not None:
+            return {**window, **deferred}
         if len(users) == 1 and len(assts) == 1:
             floor = self._floor(_dense(text) or _dense(asked))
             if len(text) < floor and not short_ok():
@@ -290,6 +353,8 @@ class HardFilter(ParamStep[HardFilterParams]):
         if normalize_tool_calls(last.get("tool_calls")) or self._thinks(last) or has_media(last.get("content")):
             return None
         text = message_text(last.get("content")).strip()
+        if (deferred := deferral_evidence(text)) is not None:
+            return {**deferred, "request": ""}  # "I'll read these and get back to you": the results go unused
         if "?" in text or "？" in text:
             return None
         asked = next((message_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")

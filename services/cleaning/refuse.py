@@ -55,6 +55,8 @@ _CANT = (r"(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM + r"|(?:am|are)\s+not\s+abl
          r"|(?:'d|would)\s+(?:(?:actually|really|honestly|just|much)\s+)?(?:rather|prefer)\s+not"
          r"|must\s+decline|have\s+to\s+decline|decline\s+to|refuse\s+to"
          r"|(?:am|are)\s+not\s+(?:allowed|permitted|authorized|comfortable)\s+to|not\s+going\s+to"
+         # "I'm not comfortable drafting ...": the task word follows as a gerund.
+         r"|not\s+(?:really\s+|entirely\s+)?comfortable\s+(?:with\s+)?(?=\w+ing\b)"
          r"|do\s*n[o']?t\s+feel\s+comfortable)")
 _NOT_COND = r"(?<!\bif\s)(?<!\bwhen\s)(?<!unless\s)(?<!hether\s)"
 # Zero-width tests at one position commute: the word boundary and the first letter go before the
@@ -122,8 +124,9 @@ _SOFT_CJK = (
     r"(?:文面|文章|メール|手紙|メッセージ|返信|レポート|作文|カバーレター|cover\s*letter)を?(?:作成|代筆|お書き|書く)"
     r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます|(?:差し)?控えさせていただきます)",
     # "I will refrain from doing it", the politest decline: 作成することは控えさせていただきます.
-    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:する|いたす)?ことは(?:差し)?"
-    r"控えさせていただきます",
+    # The progressive (控えさせていただいております) states the same standing decline.
+    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は)(?:差し)?"
+    r"控えさせていただ(?:きます|いております)",
     # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
     r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
@@ -281,7 +284,10 @@ _DIY = re.compile(
     r"|(?:你|您)自己(?:动手)?(?:写|做)(?:会)?(?:更|比较)好|而不是直接(?:拿到|要|给你|给您)(?:答案|代码)"
     r"|ご自身で[^。]{0,30}?(?:方が|ほうが|のが(?:安全|確実|一番|いちばん|良い|よい|いい))"
     r"|(?:직접|스스로)\s*(?:\S+\s*){0,3}?[가-힣]*시(?:는|면서\s*\S+시는)\s*(?:게|것이|걸)\s*"
-    r"(?:가장\s*|훨씬\s*|더\s*)?(?:좋|나아|낫|훨씬|더))",
+    r"(?:[가-힣]+적으로\s*)?(?:가장\s*|훨씬\s*|더\s*)?(?:좋|나아|낫|훨씬|더|도움이\s*(?:됩|돼|될))"
+    # "I'd encourage you to read it slowly ... and put it into your own words" (the task handed back).
+    r"|\bI(?:'d|\s+would)?\s+(?:encourage|suggest|recommend)\s+(?:that\s+)?you\s+(?:to\s+)?[^.!?\n]{0,160}?"
+    r"\b(?:in|into)\s+your\s+own\s+words\b)",
     re.I,
 )
 # The user asking about doing it themselves (myself, 自己, 自分で, 직접): "do it yourself" is then an answer.
@@ -348,14 +354,17 @@ _ABOUT_REQUEST = re.compile(
     r"|\b(?:appropriate|right|my\s+place)\s+for\s+me\s+to\b"
     r"|\b(?:writ|draft|compos)\w*\s+(?:this|that|it|the)(?:\s+one|\s+\w+)?\s*(?:for\s+you\b|(?=[.!?]))"
     r"|(?:这|该|此|您的|你的)(?:个|类|种|样的)?(?:请求|要求)"
-    r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知)"
-    r"|(?:这种|这类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知|e-?mail|letter|message)"
+    r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知|内容|文字|文案|回复)"
+    r"|(?:这种|这类|此类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知|e-?mail|letter"
+    r"|message)"
     r"|帮(?:你|您)(?:写|撰写|起草)"
     r"|\b(?:that|this|it)(?:'s|\s+is)(?:\s+not|n't)\s+something\b"
     r"|(?:メール|手紙|文面|文章|メッセージ)(?:と\s*なると|となれば|については|に関しては)"
     r"|그건|그것은"
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
-    r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き)"
+    r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き|代筆)"
+    # The decline names the writing itself: 作成は控えさせていただきます.
+    r"|(?:作成|代筆|執筆)(?:する|いたす)?(?:こと)?は(?:差し)?控え"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
     r"|(?:문자|메일|편지|메시지|사과문|안내문|공지문?|초대장|답장|문구|쪽지|초안|회신)\S*\s*(?:작성|써|쓰)"
     r"|대신\s*(?:\S+\s*){0,2}?(?:써|작성해?|만들어|번역해?)\s*드[리릴려립린]|직접\s*(?:써|작성|번역|만들어)"
@@ -408,6 +417,8 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
 # Every _DIY match contains one of these (lowercased), within the head it is looked for in.
 _DIY_TRIGGERS = ("yourself", "your own", "自己", "ご自身", "직접", "스스로", "而不是直接")
 _DIY_HEAD = 240
+# How far a send-off that starts in the head may run ("I'd encourage you to read it ... in your own words").
+_DIY_SPAN = 200
 
 # One search for all CJK triggers: the engine skips ahead on their rare first characters.
 _ANY_CJK = re.compile("|".join(map(re.escape, _TRIGGERS_CJK)))
@@ -438,7 +449,7 @@ def _may_refuse(window: str, low: str) -> bool:
     if not window.isascii() and _ANY_CJK.search(window) is not None:
         return True
     # "Do it yourself" counts only in the reply's opening, so only there do its words open the screen.
-    return any(map(low[:_DIY_HEAD].__contains__, _DIY_TRIGGERS))
+    return any(map(low[:_DIY_HEAD + _DIY_SPAN].__contains__, _DIY_TRIGGERS))
 
 
 def _gate_open(low: str, gate: tuple[tuple[str, ...], ...]) -> bool:
@@ -519,11 +530,28 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
     return text_weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
 
 
+# A bodily act an AI cannot do ("as an AI I can't taste it", AI라서 맛볼 수 없지만, AIなので食べられませんが):
+# the aside concerns the act, not the task, when the help follows it.
+_BODILY_ACT = re.compile(
+    r"\b(?:taste|smell|eat|drink|touch|hug|sniff|physically|in\s+person)\b|味見|味わ|食べ|飲め|嗅|맛보|맛을|먹어|냄새|尝|闻|吃",
+    re.I,
+)
+# What must follow the aside for the reply to be the help itself (CJK characters weigh double).
+_HELP_AFTER = 300
+
+
 def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     # An AI disclaimer after substantive content states a limit of the answer given ("As an AI I
     # cannot know your exact needs"); an apology that the task cannot be done, even at the end,
-    # says it was not done, so only the disclaimer is exempted.
-    return soft.re is _AI_SELF and text_weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE
+    # says it was not done, so only the disclaimer is exempted. So is an aside about a bodily act
+    # that the full answer follows.
+    if soft.re is not _AI_SELF:
+        return False
+    if text_weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE:
+        return True
+    # The act follows the inability ("can't taste") or precedes it (맛볼 수 없): a few words either side.
+    near = window[max(0, soft.start() - 12):soft.end() + 24]
+    return _BODILY_ACT.search(near) is not None and text_weight(window[soft.end():]) >= _HELP_AFTER
 
 
 def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = False,
@@ -550,8 +578,8 @@ def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = 
                 return ("ai_disclaimer" if soft.re is _AI_SELF else "self_refusal"), soft
         elif pivoted is not None:
             pivoted[0] = True
-    diy = _DIY.search(window, 0, _DIY_HEAD)
-    if diy is not None and "```" not in window:
+    diy = _DIY.search(window, 0, _DIY_HEAD + _DIY_SPAN)
+    if diy is not None and diy.start() < _DIY_HEAD and "```" not in window:
         return "do_it_yourself", diy
     return None
 
@@ -680,7 +708,7 @@ class RefuseParams(StepParams):
 # consult or call someone or something else ("I'd recommend looking up a conversion chart", 建议您直接
 # 使用银行的计算器, 専門の翻訳サービスに確認してもらうことをおすすめします, 트레이너와 상담해 보시는 걸 추천드려요).
 _REFERRAL = re.compile(
-    r"(?=[I建専サツ公ヘ先ネ詳窓担상문전트센컨])"
+    r"(?=[I建専サツ公ヘ先ネ詳窓担상문전트센컨교조선税医弁最Pp])"
     r"(?:\b(?:I'?d|I\s+would)\s+(?:\w+\s+)?(?:recommend|suggest|encourage)\b[^.!?\n]{0,40}?"
     r"\b(?:looking\s+up|using|consulting|contacting|calling|checking\s+with|asking|reaching\s+out|talking\s+to"
     r"|speaking\s+with|giving\s+(?:\w+\s+){1,3}?(?:a\s+)?(?:quick\s+)?call|visiting|working\s+with"
@@ -688,12 +716,17 @@ _REFERRAL = re.compile(
     r"|建议(?:您|你)?(?:直接)?(?:使用|咨询|联系|找|询问|请教|去|到|借助)"
     r"|(?:専門|サービス|ツール|公式|サポート|ヘルプデスク|先輩|ネイティブ|詳しい方|窓口|担当者)[^。]{0,40}?"
     r"(?:おすすめ|お勧め|確実|推奨|お問い合わせ)"
-    r"|(?:상담|문의|전문가|트레이너|센터|컨설팅)[^.!?]{0,40}?(?:추천|권해|권장))",
+    r"|(?:税理士|税務署|専門家|医師|弁護士|最寄り)[^。]{0,30}?(?:ご相談|お問い合わせ|ご確認)ください"
+    r"|\b[Pp]lease\s+(?:consult|contact|reach\s+out\s+to|ask)\s+(?:your|a|an|the)\b"
+    r"|(?:상담|문의|전문가|트레이너|센터|컨설팅)[^.!?]{0,40}?(?:추천|권해|권장|하시기\s*바랍니다)"
+    r"|(?:교수|조교|선생|담당자|상담사)\S*\s*(?:께|에게|한테)\s*(?:질문|문의|여쭤|물어)[^.!?]{0,20}?(?:권해|추천|권장))",
 )  # case-sensitive: "I" is capital, and the scan skips to the rare first characters
-# A request for something made or done (write, convert, 帮我, してください, 해 줘), not for advice.
+# A request for something made or done (write, convert, 帮我, してください, 해 줘), or for a quantity
+# (how much, 多少, いくら, 얼마), not for advice.
 _ASKS_TO_DO = re.compile(
     r"\b(?:write|draft|convert|calculate|compute|translate|fix|rewrite|edit|polish|proofread|make|create|build|plan"
-    r"|design|summari[sz]e|run|figure\s+out|work\s+out)\b"
+    r"|design|summari[sz]e|run|figure\s+out|work\s+out|how\s+(?:much|many))\b"
+    r"|多少|几(?:个|天|年|次|岁|点|块|元)|いくら|何(?:円|人|個|回|日|時間|行|年|キロ)|얼마|몇\s*(?:개|명|번|시|살|년|일|원)"
     r"|帮我|给我|请(?:帮|把)|(?:して|て)(?:ください|くれない|くれる|もらえ|ほしい)|にして|お願いします"
     r"|(?:해|줘|주세요|줄래|주실|짜\s*주)",
     re.I,
@@ -719,6 +752,40 @@ def referral_evidence(reply: str, request: str) -> Evidence | None:
     if set(_NUMBER.findall(reply)) - set(_NUMBER.findall(request)):
         return None
     return {"check": "referral", "window": reply[max(0, m.start() - 40):m.end() + 40].strip(), "offset": m.start()}
+
+
+# A claim to have no access to the web, a page, a file or live data ("I don't have the ability to browse
+# the internet", 我无法访问外部网站, ファイルに直接アクセスすることができません, 웹사이트에 접속할 수 없어요).
+# Said after a tool has returned that very content, it denies the results instead of using them.
+_NO_ACCESS = re.compile(
+    r"(?=[dcuInw无不没アフ閲インウ웹인파링접])"
+    r"(?:\b(?:do\s*n[o']?t|can'?t|cannot|(?:am|are)\s+(?:unable|not\s+able)\s+to|unable\s+to|no\s+way\s+to)\s+"
+    r"(?:have\s+(?:the\s+)?(?:ability|access|means)\s+to\s+|directly\s+)?(?:browse|access|open|visit|fetch|read|view)\b"
+    r"[^.!?\n]{0,60}?\b(?:internet|web|websites?|pages?|links?|urls?|files?|real[- ]?time|online|documents?"
+    r"|repositor(?:y|ies)|live\s+data)\b"
+    r"|\b(?:do\s*n[o']?t|do\s+not)\s+have\s+(?:internet|web|browsing|file)\s+access\b"
+    r"|\b(?:do\s*n[o']?t|do\s+not)\s+have\s+access\s+to\s+(?:your\s+|the\s+|any\s+)?(?:files?|logs?|documents?|"
+    r"internet|web|accounts?|systems?|databases?|real[- ]?time)\b"
+    r"|(?:无法|不能|没有办法|没法|不可以)(?:直接|实时)?(?:访问|浏览|打开|读取|联网|上网|查询实时|获取实时)"
+    r"|没有(?:联网|上网|访问|浏览)(?:的)?(?:能力|权限|功能)"
+    r"|(?:アクセス|閲覧)(?:すること)?(?:が|は)?(?:でき(?:ません|ない)|いたしかねます|致しかねます)"
+    r"|(?:インターネット|ウェブ|ファイル|リンク|ページ)[^。]{0,12}?(?:開く|開け|読み込|参照)[^。]{0,8}?(?:でき(?:ません|ない)|かねます)"
+    r"|(?:웹|인터넷|파일|링크|사이트|페이지)\S*\s*(?:\S+\s*)?(?:접속|접근|열람|열어\s*볼)\s*(?:할|하실)?\s*수\s*(?:가|는)?\s*없)",
+    re.I,
+)
+
+
+def denies_tool_results(reply: str, *, window: int = 600) -> Evidence | None:
+    """Evidence that ``reply`` claims no access to the web, files or live data, or None.
+
+    The caller asks only after a tool has returned content in the conversation: then the claim is
+    false and the reply declines the task the tool result answers.
+    """
+    m = _NO_ACCESS.search(reply, 0, window)
+    if m is None:
+        return None
+    return {"check": "denies_tool_results", "window": reply[max(0, m.start() - 40):m.end() + 40].strip(),
+            "offset": m.start()}
 
 
 class RefuseFilter(ParamStep[RefuseParams]):
@@ -756,10 +823,15 @@ class RefuseFilter(ParamStep[RefuseParams]):
         is_agent: list[bool | None] = [agent] if p.agent_policy_exempt else [False]
         user: Any = None
         asks_words: bool | None = None  # whether ``user`` asks for a piece to send, worked out when needed
+        tool_answered = False  # a tool has returned content since the last user turn
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
                 continue
+            if m.get("role") == "tool":
+                tool_answered = tool_answered or bool(message_text(m.get("content")).strip())
+                continue
             if m.get("role") == "user":
+                tool_answered = False
                 user = m.get("content")  # each reply is judged against the request it answers
                 asks_words = None
                 continue
@@ -777,6 +849,8 @@ class RefuseFilter(ParamStep[RefuseParams]):
             # A turn that calls a tool acts on the request: its "I can't know that myself" is the
             # reason for the call ("저는 AI라서 현재 시각을 알 수 없어요. 도구로 확인해 볼게요").
             acting = bool(m.get("tool_calls"))
+            if tool_answered and not acting and (found := denies_tool_results(own, window=p.check_window)):
+                return {**found, "message_index": i, "part": "content"}
             for part, text in parts:
                 pivoted = [False]
                 found = self._evidence(text, messages, is_agent, tools, pivoted=pivoted)

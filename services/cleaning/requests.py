@@ -20,6 +20,7 @@ __all__ = [
     "asks_for_fiction",
     "asks_for_repetition",
     "asks_for_segmentation",
+    "asks_for_variety",
     "asks_for_words_to_someone",
     "closed_question",
     "expects_short_answer",
@@ -50,7 +51,7 @@ _BRIEF = re.compile(
     r"|간단(?:하게|히)\s*(?:답|말|설명|알려|정리)"
     r"|\b(?:in|as|using)\s+(?:digits|numerals|a\s+(?:plain\s+)?number)\b|用(?:阿拉伯)?数字(?:写|表示|回答)|写成(?:阿拉伯)?数字"
     r"|数字で(?:書|表|答|示)|숫자로\s*(?:써|적어|표기|나타내|표현|답)"
-    r"|(?:숫자|이름|단어|답|정답|결과)만|[가-힣]{1,4}만\s*(?:줘|주세요|알려\s*줘|알려\s*주세요|써\s*줘|적어\s*줘)|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
+    r"|(?:숫자|이름|단어|답|정답|결과)만|[가-힣]{1,4}만\s*(?:줘|주세요|알려\s*줘|알려\s*주세요|써\s*줘|적어\s*줘)|[가-힣/]{1,12}(?:으로|로)만\s*(?:답|대답|말)|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
     _I,
 )
 # Closed questions whose right answer is short: arithmetic, or a pick among listed options.
@@ -102,12 +103,17 @@ _REPEAT = re.compile(
     r"\b(?:repeat\w*|over\s+and\s+over|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty"
     r"|a\s+hundred|hundred)\s+times)\b"
     # An ordinal (第一次, 第1回: "the first time") or "once" (一次) asks for no repetition.
-    r"|重复|反复|(?<![第\d一二三四五六七八九十百两])(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*[遍次]"
+    # 遍 counts repeats; 次 counts anything (三次握手, 为什么是三次), so it needs a verb that says or writes.
+    r"|重复|反复|(?<![第\d一二三四五六七八九十百两])(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*遍"
+    r"|(?:写|说|念|读|喊|输出|打印|抄)[^。，？！\n]{0,8}?(?<![第\d一二三四五六七八九十百两])"
+    r"(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*次"
     r"|繰り返|(?<![第\d一二三四五六七八九十百])[\d一二三四五六七八九十百]+\s*回"
     r"|반복|[\d]+\s*번(?!\s*(?:째|문제|문항|항목|질문))|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*째)"
     # A quoted item on N lines: 「ありがとう」を10行, “加油”写20行, '감사합니다'를 10줄, "thank you" on 10 lines.
     r"|[」』\"”'’]\s*(?:を|写|를|을)?\s*[\d一二三四五六七八九十百两]+\s*(?:行|줄)"
-    r"|[\"”'’]\s*(?:on|in)\s+(?:\d+|ten|five|twenty)\s+(?:lines|rows)\b",
+    r"|[\"”'’]\s*(?:on|in)\s+(?:\d+|ten|five|twenty)\s+(?:lines|rows)\b"
+    # One quoted character N times: "a string of exactly 65 lowercase 'x' characters".
+    r"|\b\d+\s+(?:\w+\s+){0,2}['\"“‘`].['\"”’`]\s*(?:characters?|chars|letters?|symbols?)\b",
     _I,
 )
 
@@ -126,12 +132,34 @@ def asks_for_each_period(user: str) -> bool:
 
 
 # Words split apart on request: word segmentation, 分かち書き, 分词, 띄어쓰기, tokenizing a sentence.
+# Japanese asked for in kana alone (ひらがなで, かなだけで) is written with spaces between words, as
+# children's books and songs are.
 _SEGMENT = re.compile(r"\bsegment\w*|\btokeni[sz]\w*|\bword\s+boundar|分かち書き|区切|単語ごと|形態素|分词|切分|分开写"
-                      r"|띄어\s*쓰|형태소|단어\s*단위", _I)
+                      r"|(?:ひらがな|平仮名|かな)(?:で|だけ|のみ)|띄어\s*쓰|형태소|단어\s*단위", _I)
+
+
+# Several different things of one kind asked for: "8 distinct ideas", "five different ways", 列五个不一样的,
+# 推荐几本, 質問を10個, 여러 개, 다섯 가지.
+_VARIETY = re.compile(
+    r"\b(?:different|distinct|unique|various|varied|diverse)\b"
+    r"|\b(?:\d+|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|several|a\s+few|some)\s+(?:\w+\s+){0,3}?"
+    r"(?:ideas|ways|tips|suggestions|examples|options|alternatives|reasons|questions|books|names|methods|strategies"
+    r"|mistakes|problems|issues|anti-?patterns|words|activities|things|pros|recommendations)\b"
+    r"|不同|不一样|各种|几(?:个|本|种|条|点|部|家)|[二三四五六七八九十两\d]+\s*(?:个|本|种|条|点|部|家)"
+    r"|(?:\d+|[一二三四五六七八九十])\s*(?:個|つ|冊|種類|点)|いくつか|色々|いろいろ|様々|さまざま"
+    r"|여러\s*(?:개|가지)|(?:\d+|[두세네]|다섯|여섯|일곱|여덟|아홉|열)\s*(?:개|가지|권)|몇\s*(?:개|가지)",
+    _I,
+)
+
+
+def asks_for_variety(user: str) -> bool:
+    """True when the user asks for several different things of one kind (ideas, ways, books, 方法, 質問)."""
+    return bool(_VARIETY.search(user))
 
 
 def asks_for_segmentation(user: str) -> bool:
-    """True when the user asks for text split into words (segmentation, 分かち書き, 分词, 띄어쓰기)."""
+    """True when the user asks for text split into words (segmentation, 分かち書き, 分词, 띄어쓰기, or
+    Japanese in kana alone)."""
     return bool(_SEGMENT.search(user))
 
 
@@ -298,8 +326,9 @@ _FACT_QUESTION = re.compile(
     r"\bhow\s+(?:many|much|tall|high|far|long|old|big|deep|heavy|wide)\b|\b(?:when|where|who)\s+(?:is|was|did|does|do|are"
     r"|were)\b|\bwhat\s+(?:year|time|date|day|age|percentage|temperature)\b"
     r"|多少|几[个位岁年天号点次]|多[高远长大深重宽久]|哪一?年|什么时候|哪里|哪儿|是谁|谁[是写发创]"
-    r"|いくつ|いくら|何(?:人|年|回|個|時|歳|メートル|キロ|円)|いつ|どこ|誰|どれ(?:くらい|ぐらい)|高さは|長さは"
-    r"|몇|얼마|언제|어디|누구|누가",
+    r"|いくつ|いくら|何(?:人|年|回|個|時|歳|メートル|キロ|円|行|件|日|分|枚|本|台|度)|いつ|どこ|誰|どれ(?:くらい|ぐらい)"
+    r"|高さは|長さは"
+    r"|몇|며칠|얼마|언제|어디|누구|누가",
     _I,
 )
 # A lookup of the one thing that is first by some measure: the tallest mountain in Japan, 世界上最长的河,

@@ -504,3 +504,65 @@ def test_a_reply_restating_its_point_with_connective_after_connective_is_stuck()
     assert found is not None and found["count"] >= 4
     assert restatements("The bug was the timezone. In short, store UTC and convert on display. In conclusion, "
                         "add a test that runs in two zones.") is None
+
+
+def test_one_turn_emitting_the_same_call_again_and_again_is_a_loop():
+    call = {"type": "function", "function": {"name": "get_quote", "arguments": '{"symbol": "ACME"}'}}
+    calls = [{"id": f"c{i}", **call} for i in range(6)]
+    msgs = [{"role": "user", "content": "What's ACME trading at?"}, {"role": "assistant", "content": "", "tool_calls": calls}]
+    found = DeadLoopFilter().find_stuck(msgs)
+    assert found is not None and found["check"] == "parallel_repeat" and found["repeats"] == 6
+    # Parallel calls that differ (three symbols) fetch three things.
+    distinct = [{"id": f"c{i}", "type": "function",
+                 "function": {"name": "get_quote", "arguments": f'{{"symbol": "{s}"}}'}}
+                for i, s in enumerate(["ACME", "INIT", "GLOBX", "UMB"])]
+    msgs[1]["tool_calls"] = distinct
+    assert DeadLoopFilter().find_stuck(msgs) is None
+
+
+def test_a_count_is_no_request_for_repetition_but_n_quoted_characters_are():
+    from services.cleaning.requests import asks_for_repetition
+
+    # 次 counts occurrences: a handshake's three steps, "why three times", are no repetition asked.
+    assert not any(map(asks_for_repetition, ["TCP 为什么要三次握手？", "这个接口为什么会调用两次？"]))
+    assert all(map(asks_for_repetition, ["把“谢谢”说十次", "Give me a string of exactly 40 'a' characters"]))
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Give me six different ways to save money on groceries.",
+     "Here you go:\n1. Cook at home more often.\n2. Cook your own meals instead of eating out.\n"
+     "3. Try to cook at home most days.\n4. Home cooking saves a lot.\n5. Make cooking at home a habit.\n"
+     "6. Cook at home with friends.\n\nSmall changes add up!"),
+    ("推荐五个不一样的放松方法", "以下是五个方法：\n1. 睡前听音乐放松。\n2. 多听轻音乐。\n3. 听一些舒缓的音乐。\n"
+     "4. 用音乐帮助入睡。\n5. 每天听音乐十分钟。"),
+    ("朝の習慣を5つ教えてください。", "おすすめの習慣です。\n1. 起きたら水分を取る。\n2. コップ一杯の水分補給をする。\n"
+     "3. 朝一番に水分をしっかり取る。\n4. 白湯で水分を補う。\n5. 寝起きの水分補給を忘れない。"),
+])
+def test_a_list_of_different_things_that_says_one_thing_is_stuck(request_text, reply):
+    found = DeadLoopFilter().find_stuck([{"role": "user", "content": request_text},
+                                         {"role": "assistant", "content": reply}])
+    assert found is not None and found["check"] == "paraphrased_list", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    # Nobody asked for different things: a routine repeats its word by design.
+    ("What should my morning look like?", "1. Drink water.\n2. Drink coffee.\n3. Drink a smoothie.\n"
+     "4. Drink tea at ten.\n5. Drink water again."),
+    # The topic named in the lead-in is in every item.
+    ("Tell me five different jokes.", "Five jokes about cats:\n1. Why did the cat sit on the computer? To keep an "
+     "eye on the mouse.\n2. What do you call a pile of cats? A meowtain.\n3. Cats never lie; they just purr-vert.\n"
+     "4. My cat likes to cook; she is a purr-fect chef.\n5. A cat walks into a bar... and knocks a glass off it."),
+    # A template: the same opening verb in every item.
+    ("Give me 5 different weekend ideas.", "1. Visit a farmers market.\n2. Visit the science museum.\n"
+     "3. Visit a friend you have not seen.\n4. Visit the lake at sunrise.\n5. Visit a bookshop cafe."),
+])
+def test_lists_that_share_a_word_by_design_are_not_paraphrases(request_text, reply):
+    assert DeadLoopFilter().find_stuck([{"role": "user", "content": request_text},
+                                        {"role": "assistant", "content": reply}]) is None
+
+
+def test_a_request_for_several_different_things_is_told_apart():
+    from services.cleaning.requests import asks_for_variety
+
+    assert all(map(asks_for_variety, ["Give me 8 distinct ideas", "列五个不一样的", "質問を10個教えて", "여러 개 짚어줘"]))
+    assert not any(map(asks_for_variety, ["What time is it in Tokyo?", "这个函数是干什么的？", "今日は何曜日？"]))

@@ -394,3 +394,57 @@ def test_a_short_piece_itself_is_not_missing():
                                                            "lemon cake, it was delicious!\nBest, Tom"}]}]
     kept, dropped = HardFilter()(rows)
     assert len(kept) == 2 and not dropped
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Write a limerick about a cat who hates Mondays.",
+     "Hmm, a limerick about a cat... should it be grumpy or sleepy? Let me think about it a bit more and I'll "
+     "get back to you."),
+    ("给我写一段产品发布会的开场白，两分钟左右。", "好的，这个我得好好构思一下，我再想想，想好了再写给你。"),
+    ("新年の挨拶メールの文面を作ってください。", "承知しました。どのような雰囲気にするか、もう少々考えさせていただけますでしょうか。"),
+    ("동아리 신입생 환영 문구 하나 써 줘.", "오 좋아요! 음… 어떤 느낌이 좋을지 생각해 볼게요. 정리되면 다시 말씀드릴게요!"),
+])
+def test_a_reply_that_puts_the_work_off_is_shallow(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "deferred", found
+
+
+def test_a_character_putting_things_off_in_a_scene_is_the_scene():
+    scene = ("MIA: Are you coming or not?\nTOM: Give me a moment... I need to find my keys.\n"
+             "MIA: You said that ten minutes ago.\nTOM: Found them! Let's go.")
+    assert HardFilter()._shallow_evidence(chat("Write a short dialogue where someone is running late.",
+                                               scene)["messages"]) is None
+    prose = '"Wait," she said. "Just give me a moment." Then she opened the door and walked into the storm.'
+    assert HardFilter()._shallow_evidence(chat("Write two sentences about a brave girl.", prose)["messages"]) is None
+
+
+def test_a_reply_that_defers_after_tool_results_is_shallow():
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    msgs = [{"role": "user", "content": "Who won the 2022 World Cup final?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Argentina beat France on penalties (3-3 aet)."},
+            {"role": "assistant", "content": "Got the results. Give me a moment to go through them."}]
+    assert HardFilter(shallow_reply_with_tools=False).reason(msgs, has_tools=True) == "shallow_reply"
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Please write a thank-you note to my neighbour who watered my plants for two weeks while I was away in Spain. "
+     "Warm but short, and mention the tomatoes survived.",
+     "Of course! Here's a warm, short thank-you note for your neighbour that mentions the tomatoes. I hope they "
+     "enjoy it, and welcome back from Spain!"),
+    ("어제 팀 회의 메모야. 이걸 회의록으로 정리해 줘.\n- 출시일 다음 달 3일로 확정\n- QA 인원 2명 추가 요청\n"
+     "- 디자인 시안은 수요일까지 공유\n- 예산 재검토는 다음 회의 안건으로",
+     "네, 요청하신 대로 회의록 형식으로 깔끔하게 정리해 드렸습니다! 더 필요한 게 있으면 말씀해 주세요."),
+])
+def test_a_one_paragraph_claim_that_the_piece_is_done_is_missing_it(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "piece_missing", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("그 단어 맞춤법 맞아? 맞다/틀리다로만 답해 줘: 금새", "틀리다 (금세가 맞음)"),
+    ("올해 2월은 며칠까지야?", "28일까지예요."),
+    ("この配列、何件ある？ [3, 1, 4, 1, 5]", "5件です。"),
+])
+def test_a_short_answer_to_a_bounded_or_counting_question_is_complete(request_text, reply):
+    assert HardFilter()._shallow_evidence(chat(request_text, reply)["messages"]) is None

@@ -696,3 +696,81 @@ def test_a_ground_word_in_the_help_after_a_turn_is_no_ground_of_the_decline():
         "何年持つつもりかを先に決め、数回に分けて買うと迷いが減ります。")
     # A ground said with the decline still counts, even when a cue word opens it.
     assert is_refusal("申し訳ございませんが、お断りのメールを代わりに作成することはできかねます。ご自身の言葉でお伝えください。")
+
+
+def _with_tool_result(request: str, result: str, reply: str) -> list[dict[str, object]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    return [{"role": "user", "content": request}, {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": result}, {"role": "assistant", "content": reply}]
+
+
+@pytest.mark.parametrize("reply", [
+    "Sorry, I'm unable to browse websites, so I can't see what that page says. Try opening it in your browser.",
+    "I don't have access to your files, so please paste the config here and I'll take a look.",
+    "抱歉，我无法直接打开网页链接，没法看到具体内容，建议你自己打开看看。",
+    "申し訳ありませんが、外部のウェブサイトにはアクセスできません。内容を貼り付けていただけますか。",
+    "죄송하지만 저는 웹사이트에 접속할 수 없어요. 내용을 복사해서 보내 주시겠어요?",
+])
+def test_claiming_no_access_after_the_tool_returned_it_denies_the_results(reply):
+    turns = _with_tool_result("What does the changelog at example.org/changes say about v3?",
+                              "v3.0: dropped Python 3.8; new async client; config keys renamed.", reply)
+    found = RefuseFilter().find_refusal(turns)
+    assert found is not None and found["check"] == "denies_tool_results", found
+
+
+def test_no_access_is_judged_as_before_without_a_tool_result():
+    # No tool ran: an honest "I can't browse" is left to the usual refusal rules, not this check.
+    turns = _one_turn("Can you check the news on example.org for me?",
+                      "I can't browse the web from here, but if you paste the article I can summarize it for you.")
+    found = RefuseFilter().find_refusal(turns)
+    assert found is None or found["check"] != "denies_tool_results"
+    # Results used, with a sentence about what the page lacks: an answer.
+    used = _with_tool_result("When does the museum open on Mondays?", "Hours: Tue-Sun 9:00-17:00. Closed Mondays.",
+                             "It doesn't open on Mondays: the page lists Tuesday to Sunday, 9:00 to 17:00.")
+    assert RefuseFilter().find_refusal(used) is None
+
+
+@pytest.mark.parametrize("reply", [
+    "Thanks for asking, but I'm not comfortable writing resignation letters for people. Talking to your manager "
+    "first is usually the better route.",
+    "ご依頼ありがとうございます。ただ、推薦状は推薦者ご本人が書くべきものですので、作成は控えさせていただきます。",
+    "恐れ入りますが、当方では個別の税額をお答えすることは控えさせていただいております。",
+])
+def test_declines_named_by_their_act_are_refusals(reply):
+    assert is_refusal(reply)
+
+
+def test_a_decline_to_draft_the_requested_letter_is_a_refusal_even_in_composition_mode():
+    assert refusal_evidence("我理解你的处境，但拒绝别人的邀请容易伤感情，因此我无法协助撰写此类内容。建议你当面说明。",
+                            composition=True) is not None
+
+
+@pytest.mark.parametrize("reply", [
+    "Paraphrasing is a skill worth practising. I'd encourage you to read the passage twice, note the main claim and "
+    "the evidence, and then restate it in your own words.",
+    "이런 개념은 스스로 정리해 보시는 것이 장기적으로 훨씬 도움이 됩니다. 교재의 해당 단원을 다시 읽어 보세요.",
+])
+def test_handing_the_task_back_to_the_user_is_do_it_yourself(reply):
+    found = refusal_evidence(reply)
+    assert found is not None and found["check"] == "do_it_yourself", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("How much is 15% VAT on a 240 euro invoice?", "VAT rules differ by country, so please consult your accountant."),
+    ("年収500万円だと住民税はいくらくらいですか？", "住民税については、お住まいの市区町村の窓口か税理士にご相談ください。"),
+    ("스택이랑 큐 차이 좀 설명해 줄래?", "그 부분은 담당 교수님께 질문해 보시길 권해 드립니다."),
+])
+def test_a_quantity_or_a_task_sent_to_someone_else_is_a_referral(request_text, reply):
+    found = RefuseFilter().find_refusal(_one_turn(request_text, reply))
+    assert found is not None and found["check"] == "referral", found
+
+
+def test_an_aside_about_a_bodily_act_before_the_full_answer_is_no_refusal():
+    reply = ("As an AI I can't taste your curry, but too much chili is easy to tone down. For a pot for four:\n"
+             "1. Stir in 200 ml of coconut milk or plain yoghurt; fat carries the heat away.\n"
+             "2. Add a spoon of sugar or honey and a squeeze of lime to balance it.\n"
+             "3. Bulk it out with a can of chickpeas or a diced potato and simmer 15 minutes.\n"
+             "4. Serve it with plain rice and a cooling raita on the side.")
+    assert not is_refusal(reply)
+    # The same aside with nothing after it declines the task.
+    assert is_refusal("As an AI I can't taste your curry, so I can't tell you whether it is too spicy.")

@@ -371,3 +371,11 @@ def test_chinese_with_spaced_english_terms_is_no_scrambled_text():
     text = ("在 Python 里，list 是可变的，tuple 是不可变的。要修改元素就用 list，要当作字典的键就用 tuple。"
             "如果数据在运行中不会变，用 tuple 也更省内存，遍历速度也略快一点。")
     assert soup_check(text, P) is None
+
+
+def test_japanese_asked_for_in_kana_alone_may_be_spaced():
+    song = ("あさ の ひかり で め を さまし\nはみがき しゅっしゅっ かお を あらう\n"
+            "ごはん を たべて げんき に いこう\nいって きます と こえ を かけて")
+    rows = [{"messages": [{"role": "user", "content": "ようちえん の こども が うたう あさ の うた を ひらがなで つくって"},
+                          {"role": "assistant", "content": song}]}]
+    assert TokenSoupFilter()(rows)[1] == []
