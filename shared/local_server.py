@@ -12,9 +12,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+import typer
+
 from shared.settings import Settings
 
-__all__ = ["Composition", "LocalServer", "LocalServerFactory", "local_server_of"]
+__all__ = ["Composition", "LocalServer", "LocalServerFactory", "local_server_of", "server_for"]
 
 
 class LocalServer(Protocol):
@@ -47,3 +49,14 @@ def local_server_of(obj: object) -> LocalServerFactory:
         raise LookupError("no --url was given and this command line serves no local server; "
                           "pass --url with the address of a running trajforge server")
     return factory
+
+
+def server_for(obj: object, url: str | None) -> str | LocalServerFactory:
+    """``url`` when given, else the composition's local server from a click context's ``obj``; a usage
+    error on ``--url`` saying what to do when the composition supplied none."""
+    if url:
+        return url
+    try:
+        return local_server_of(obj)
+    except LookupError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--url'") from None

@@ -18,22 +18,12 @@ from rich.console import Console
 
 from shared.client import Client
 from shared.errors import ClientError, TrajforgeError
-from shared.local_server import LocalServerFactory, local_server_of
+from shared.local_server import LocalServerFactory, server_for
 from shared.rollout_progress import follow_job, group_rewards_table, job_summary_table, write_exports
 from shared.rollout_spec_file import RolloutSpecError, load_spec_file
 from shared.settings import get_settings
 
 __all__ = ["register", "rollout"]
-
-
-def _server(ctx: typer.Context, url: str | None) -> str | LocalServerFactory:
-    """``--url``, else the composition's local server (a usage error saying so when it supplied none)."""
-    if url:
-        return url
-    try:
-        return local_server_of(ctx.obj)
-    except LookupError as exc:
-        raise typer.BadParameter(str(exc), param_hint="'--url'") from None
 
 
 @contextmanager
@@ -84,7 +74,7 @@ def rollout(
 ) -> None:
     """Run a rollout job from SPEC.yaml with a live progress bar, a summary and exports."""
     err = Console(stderr=True)
-    server = _server(ctx, url)
+    server = server_for(ctx.obj, url)
     try:
         body = load_spec_file(spec)
     except RolloutSpecError as exc:

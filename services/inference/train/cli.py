@@ -21,22 +21,12 @@ from services.inference.train.policy import TrainablePolicy
 from services.inference.train.spec import TrainSpecError, load_train_spec
 from shared.client import Client
 from shared.errors import TrajforgeError
-from shared.local_server import LocalServerFactory, local_server_of
+from shared.local_server import LocalServerFactory, server_for
 from shared.settings import get_settings
 
 __all__ = ["register", "train"]
 
 console = Console(stderr=True)
-
-
-def _server(ctx: typer.Context, url: str | None) -> str | LocalServerFactory:
-    """``--url``, else the composition's local server (a usage error saying so when it supplied none)."""
-    if url:
-        return url
-    try:
-        return local_server_of(ctx.obj)
-    except LookupError as exc:
-        raise typer.BadParameter(str(exc), param_hint="'--url'") from None
 
 
 @contextmanager
@@ -80,7 +70,7 @@ def train(
     = None,
 ) -> None:
     """Roll out in groups, take a clipped policy-gradient step on the export, update the engine; repeat."""
-    server = _server(ctx, url)  # before the model loads: a missing server is a usage error
+    server = server_for(ctx.obj, url)  # before the model loads: a missing server is a usage error
     try:
         train_spec, out_dir = load_train_spec(spec)
     except TrainSpecError as exc:
