@@ -493,6 +493,32 @@ def paraphrased_items(text: str, request: str) -> Evidence | None:
             "window": " / ".join(line[:40] for line in lines[:4])[:160]}
 
 
+_TABLE_ROW_RE = re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.M)
+_TABLE_RULE_RE = re.compile(r"^[\s|:\-]+$")
+# A comparison needs this many data rows and compared columns before identical cells mean anything.
+_TABLE_MIN_ROWS = 3
+_TABLE_MIN_COLUMNS = 3
+
+
+def identical_columns(text: str) -> Evidence | None:
+    """Evidence that a table compares things without telling them apart: in every data row, every
+    column after the first holds the same cell ("高性能なカメラ" under all three phones), or None."""
+    if text.count("|") < (_TABLE_MIN_ROWS + 1) * (_TABLE_MIN_COLUMNS + 1):
+        return None  # most replies: no table this big
+    rows = [[c.strip() for c in m.group(1).split("|")] for m in _TABLE_ROW_RE.finditer(text)]
+    rows = [r for r in rows if not _TABLE_RULE_RE.match("|".join(r))]
+    if len(rows) < _TABLE_MIN_ROWS + 1:
+        return None
+    header, data = rows[0], rows[1:]
+    if len(header) < _TABLE_MIN_COLUMNS + 1 or len(set(header[1:])) < len(header[1:]):
+        return None  # the columns must name different things to be compared
+    # A cell that says something (two letters at least): a checklist's empty boxes or ticks are a form.
+    if any(len(r) != len(header) or len(set(r[1:])) != 1 or sum(map(str.isalpha, r[1])) < 2 for r in data):
+        return None
+    return {"check": "identical_columns", "columns": header[1:], "rows": len(data),
+            "window": " | ".join(data[0])[:120]}
+
+
 def is_script(text: str) -> bool:
     """True when ``text`` is a script: several speaker-labelled lines, two speakers at least, one
     speaking more than once (dialogue alternates; a list of ``Key: value`` lines does not)."""
@@ -860,6 +886,8 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
         found = repeated_list_head(response, request) if repeated_list_head(response) is not None else None
         if found is None:
             found = paraphrased_items(response, request)
+        if found is None:
+            found = identical_columns(response)
         return None if found is None else {**found, "part": "response"}
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
+from services.cleaning.refuse import is_refusal
 from services.cleaning.requests import (
     REQUEST_HEAD_CHARS,
     asks_for_brevity,
@@ -16,6 +17,7 @@ from services.cleaning.requests import (
     asks_for_composition,
     asks_for_detail,
     asks_for_repetition,
+    asks_for_words_to_someone,
     expects_short_answer,
     letter_start,
     yes_no_question,
@@ -47,6 +49,12 @@ _DEFERRAL_RE = re.compile(
     r"\blet\s+me\s+(?:think|mull|reflect)\s+(?:on\s+|about\s+|over\s+)?(?:it|this|that)?\s*(?:\w+\s+){0,2}?"
     r"(?:more|further|longer|over)\b"
     r"|\b(?:I'?ll|I\s+will)\s+(?:get\s+back\s+to\s+you|come\s+back\s+(?:to\s+you\s+)?with|follow\s+up\s+with\s+(?:it|the))\b"
+    # ... or says it will start writing only after more thought ("before I start writing", 想清楚了再动笔,
+    # 考えを整理してから書き始めたい, 생각해 본 뒤에 써 볼게요).
+    r"|\bbefore\s+I\s+(?:start|begin)(?:\s+(?:writing|drafting|on\s+it))?\s*[.!…]*\s*$"
+    r"|(?:想|考虑|斟酌)(?:清楚|好)了?再(?:写|动笔|给你|发)|再斟酌一下"
+    r"|(?:整理|構想を練|考え)[^。]{0,12}?(?:から|た上で)(?:書き始め|書き|お書き|作成)"
+    r"|(?:생각|고민)해\s*본\s*(?:뒤|후)에|생각(?:을)?\s*정리(?:한|해)\s*(?:뒤|후)에"
     r"|\b(?:give\s+me\s+a\s+(?:moment|minute|second|few\s+minutes)|please\s+(?:wait|stand\s+by|hold\s+on)"
     r"|bear\s+with\s+me)\b"
     # "Let me check that for you." closing the reply: the check never comes.
@@ -60,6 +68,29 @@ _DEFERRAL_RE = re.compile(
     re.I,
 )
 _DEFERRAL_MAX = 400
+# A one-line reply at most this long (CJK characters weigh double) cannot hold an explanation asked for
+# in detail, or code asked for.
+_ONE_LINER_MAX = 90
+
+
+# A plan or an itinerary asked for: 일정 짜줘, 帮我做个行程, 旅程を立てて, "plan my trip day by day".
+_PLAN_RE = re.compile(
+    r"\b(?:plan|itinerary|schedule)\b[^.?!\n]{0,40}?\b(?:day\s+by\s+day|each\s+day|for\s+me|for\s+us)\b"
+    r"|(?:行程|日程|计划|攻略)[^。？！\n]{0,6}?(?:安排|规划|做|列|写)|(?:安排|规划|做|列)[^。？！\n]{0,6}?(?:行程|日程|计划)"
+    r"|(?:旅程|日程|スケジュール|プラン|計画)を?(?:立て|組ん|作っ|考え)"
+    r"|(?:일정|계획|스케줄|코스|루트)\S*\s*(?:짜|세워|만들어|정리해)",
+    re.I,
+)
+
+
+def _asks_for_work(request: str) -> bool:
+    """An explanation or analysis asked for in detail, code to be written, or a plan to be made (a few lines
+    to send are a piece, which one line can be)."""
+    return (asks_for_detail(request) or asks_for_code(request) or _PLAN_RE.search(request) is not None) and not (
+        asks_for_composition(request) or asks_for_words_to_someone(request))
+# A longer reply that only deliberates is judged by its close: the cue must then be in its last characters.
+_DEFERRAL_DELIBERATION_MAX = 1000
+_DEFERRAL_CLOSE = 160
 # A line spoken by a character: a short name, then a colon or an opening bracket (小王：, 客「, KNIGHT:).
 _SPEAKER_LINE_RE = re.compile(r"^\s*[^\s:：「」\"]{1,12}\s*[：:「]", re.M)
 
@@ -77,9 +108,13 @@ def _in_voice(text: str, pos: int) -> bool:
 def deferral_evidence(text: str) -> dict[str, Any] | None:
     """Evidence that a short closing ``text`` defers the work (thinks it over, asks to wait) with nothing
     made in it (no list, no code), or None. A character saying so in a scene is the scene."""
-    if not text or text_weight(text) > _DEFERRAL_MAX or "```" in text or len(LIST_ITEM_RE.findall(text)) >= 2:
+    weight = text_weight(text)
+    if not text or weight > _DEFERRAL_DELIBERATION_MAX or "```" in text or len(LIST_ITEM_RE.findall(text)) >= 2:
         return None
-    m = _DEFERRAL_RE.search(text)
+    start = 0 if weight <= _DEFERRAL_MAX else max(0, len(text) - _DEFERRAL_CLOSE)
+    if start and "\n\n" in text.strip():
+        return None  # several paragraphs: a piece, whatever its close says
+    m = _DEFERRAL_RE.search(text, start)
     while m is not None and _in_voice(text, m.start()):
         m = _DEFERRAL_RE.search(text, m.end())
     if m is None:
@@ -334,6 +369,11 @@ class HardFilter(ParamStep[HardFilterParams]):
             return {**window, "check": "piece_missing"}
         if (deferred := deferral_evidence(text)) is not None:
             return {**window, **deferred}
+        if text and text_weight(text) <= _ONE_LINER_MAX and "\n" not in text and "```" not in text \
+                and _asks_for_work(asked[:REQUEST_HEAD_CHARS]) and not short_ok() and not is_refusal(text):
+            # "Explain each step and why" or "write me a scraper" answered in one line: the work is missing.
+            # (A one-line refusal is the refusal step's to name, with its evidence.)
+            return {**window, "check": "one_liner"}
         if len(users) == 1 and len(assts) == 1:
             floor = self._floor(_dense(text) or _dense(asked))
             if len(text) < floor and not short_ok():

@@ -108,7 +108,7 @@ _SOFT_CJK = (
      r"(?:帮|回答|提供|生成|处理|协助|讨论|参与|评论|创作|输出)"),
     (r"我(?:这边|这里|们|个人)?(?:实在|确实|恐怕|可能)?(?:无法|不能|不可以|没有办法|没办法|没法|不便"
      r"|不(?:太|大)?方便|不(?:太|大)?适合|不被允许|不被授权).{0,30}?"
-     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|给出|告诉|透露|预测|推荐|翻译|代替)"),
+     r"(?:帮|回答|提供|生成|处理|协助|完成|执行|回复|解答|给出|告诉|透露|预测|推荐|翻译|代替|代为|撰写|起草)"),
     (r"(?:申し訳(?:ありません|ございません|ない)|恐れ入ります|すみません)(?:が|けれど|けど)?.{0,40}?"
      r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません"
      # Business Japanese for "we do not take (such requests)": 変更はこちらでは承っておりません.
@@ -125,7 +125,7 @@ _SOFT_CJK = (
     r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます|(?:差し)?控えさせていただきます)",
     # "I will refrain from doing it", the politest decline: 作成することは控えさせていただきます.
     # The progressive (控えさせていただいております) states the same standing decline.
-    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は)(?:差し)?"
+    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は)(?:差し|お)?"
     r"控えさせていただ(?:きます|いております)",
     # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
     r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
@@ -141,6 +141,9 @@ _HARD_EN: tuple[Family, ...] = (
      r"\b(?=[iw])(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
     ((("decline", "refuse"),), r"\b(?=[iw])(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
     ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
+    # A content policy named as what stops it: "under my content policy I can't create ...".
+    ((("polic",),), r"\bcontent\s+polic(?:y|ies)\b[^.!?\n]{0,80}?\b(?:can'?t|cannot|not\s+(?:able|allowed|permitted)"
+                    r"|restrict\w*|prohibit\w*)"),
     ((("ai",), ("can", "not", "won"), _TASK_WORDS),
      r"\bas\s+an\s+AI\b.{0,20}?\bI\s+(?:can'?t|cannot|am\s+not\s+able|won'?t)\b.{0,40}?\b" + _TASK_CORE),
 )
@@ -161,6 +164,11 @@ _HARD_CJK = (
     r"(?:その|この)(?:リクエスト|質問|依頼).{0,20}?(?:お断り|辞退|対応できません)",
     r"(?:답변|도움|처리|제공)(?:드리기|하기)\s*(?:어렵|불가|할\s*수\s*없)",
     r"(?:요청|질문|내용).{0,20}?(?:거절|거부|응할\s*수\s*없)",
+    # The model's content policy named as what stops it (a shop's return policy is a business rule, not
+    # this): 콘텐츠 정책에 따라 … 제한이 있습니다, 根据内容政策无法, コンテンツポリシー上できません.
+    r"(?:콘텐츠|이용|사용|안전)\s*정책(?:에\s*따라|상)[^.!?。\n]{0,50}?(?:제한이\s*있|할\s*수\s*없|불가|어렵)"
+    r"|(?:内容|使用|安全)政策[^。！？]{0,30}?(?:无法|不能|不允许|限制)"
+    r"|(?:コンテンツ|利用|安全)ポリシー(?:上|により|に基づき)[^。]{0,40}?(?:できません|制限|お控え|いたしかねます)",
 )
 # Whole alternations for windows with non-ASCII text (case folding reaches beyond ASCII there).
 _SOFT = re.compile("|".join([p for _, p in _SOFT_EN] + list(_SOFT_CJK)), _FLAGS)
@@ -180,7 +188,7 @@ _AI_ID = (
     r"|being\s+an?)\s+(?:AI\b|artificial\s+intelligence|(?:large\s+)?language\s+model|virtual\s+assistant|chatbot)"
     r"|(?:作为|身为|我(?:只|仅|仅仅|只不过)?是)(?:一(?:个|名|款))?\s*(?:AI|人工智能|语言模型|大模型)"
     r"|(?:AI|人工知能|言語モデル)(?:言語モデル|アシスタント|モデル)?\s*"
-    r"(?:として|である(?:私|ため|から|ので)|なので|なため|のため|ですので|ですから|だから|の私)"
+    r"(?:として|である(?:私|ため|から|ので)|であり|なので|なため|のため|ですので|ですから|だから|の私)"
     r"|(?:AI|인공지능|언어\s*모델)(?:\s*(?:언어\s*모델|어시스턴트|모델|비서|챗봇))?\s*"
     r"(?:로서|으로서|이기\s*때문에|이라서|라서|이므로|인\s*저(?:는|로서는|로서|에게는)|이라(?=[\s,])|라(?=[\s,]))"
 )
@@ -198,9 +206,14 @@ _AI_CANT = (
 # Both in one sentence, in either order, is the disclaimer; a sentence is what lies between
 # terminators, so the AI aside and an inability in another sentence stay apart.
 _SENTENCE_GAP = r"[^.!?。！？\n]*?"
+# The inability may come in the next sentence when a "therefore" ties it to the aside ("I am an AI
+# without feelings. So I can't write a love letter", 私はAIであり…。そのため…書くことはできません).
+_THEREFORE = (r"[.!?。！？]\s*(?:そのため|ですので|なので|因此|所以|따라서|그래서|그러므로|so|therefore|that'?s\s+why"
+              r"|for\s+that\s+reason)[、,，\s]*")
 _AI_SELF = re.compile(
     r"(?=[aiI作身我人言인언无不没做でい致수어불差控권능방느경체맛])"
     r"(?:(?:" + _AI_ID + r")" + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
+    r"|(?:" + _AI_ID + r")" + _SENTENCE_GAP + _THEREFORE + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
     r"|(?:" + _AI_CANT + r")" + _SENTENCE_GAP + r"(?:" + _AI_ID + r"))",
     _FLAGS,
 )
@@ -364,7 +377,7 @@ _ABOUT_REQUEST = re.compile(
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
     r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き|代筆)"
     # The decline names the writing itself: 作成は控えさせていただきます.
-    r"|(?:作成|代筆|執筆)(?:する|いたす)?(?:こと)?は(?:差し)?控え"
+    r"|(?:作成|代筆|執筆)(?:する|いたす)?(?:こと)?は(?:差し|お)?控え"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
     r"|(?:문자|메일|편지|메시지|사과문|안내문|공지문?|초대장|답장|문구|쪽지|초안|회신)\S*\s*(?:작성|써|쓰)"
     r"|대신\s*(?:\S+\s*){0,2}?(?:써|작성해?|만들어|번역해?)\s*드[리릴려립린]|직접\s*(?:써|작성|번역|만들어)"
@@ -404,14 +417,14 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
-                "considered unethical", "be fair", "unfair")
+                "considered unethical", "be fair", "unfair", "restrict", "prohibit")
 _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没办法", "不具备", "不会", "拒绝", "不适合", "不被",
                  "违反", "不当", "不合适", "超出", "不可能", "没有能力", "做不到", "方便", "没法", "不帮", "不替",
                  "不给", "不代", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "っておりません", "しておりません", "けておりません", "受付おりません",
                  "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
-                 "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아")
+                 "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아", "제한", "限制", "ポリシー")
 
 
 # Every _DIY match contains one of these (lowercased), within the head it is looked for in.
@@ -734,6 +747,18 @@ _ASKS_TO_DO = re.compile(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 # A referral reply is a short paragraph; anything longer carries an answer of its own.
 _REFERRAL_MAX = 800
+# A reply this short (CJK characters weigh double) that refers a question elsewhere holds nothing else.
+_PURE_REFERRAL_MAX = 200
+_QUESTION = re.compile(r"[?？]|吗|ですか|ますか|でしょうか|나요|까요|습니까")
+# The question called too particular or too specialised to answer.
+_DEFLECTION = re.compile(
+    r"\bdepends\s+on\s+(?:your|the)\s+(?:specific|particular|individual|own)\b|\bvar(?:y|ies)\s+(?:by|from|depending)\b"
+    r"|\b(?:specific|particular|individual)\s+(?:situation|circumstances|case|environment)\b|\bcomplex\s+(?:matter|issue|topic)\b"
+    r"|涉及|较为复杂|比较复杂|具体情况|因人而异|专业判断"
+    r"|に関する(?:ご)?質問|個別の|ケースによって|状況によって|専門的な判断"
+    r"|상황에\s*따라|경우에\s*따라|전문적인\s*판단|복잡한\s*문제",
+    re.I,
+)
 
 
 def referral_evidence(reply: str, request: str) -> Evidence | None:
@@ -747,7 +772,12 @@ def referral_evidence(reply: str, request: str) -> Evidence | None:
     if not reply or "```" in reply or text_weight(reply) > _REFERRAL_MAX:
         return None
     m = _REFERRAL.search(reply)
-    if m is None or _ASKS_TO_DO.search(request) is None or len(LIST_ITEM_RE.findall(reply)) >= 2:
+    if m is None or len(LIST_ITEM_RE.findall(reply)) >= 2:
+        return None
+    # A question waved off as too particular and sent elsewhere ("this involves a legal judgement, please
+    # consult a labour lawyer") is declined as a task is; advice that ends in a referral is an answer.
+    if _ASKS_TO_DO.search(request) is None and not (
+            _QUESTION.search(request) and text_weight(reply) <= _PURE_REFERRAL_MAX and _DEFLECTION.search(reply)):
         return None
     if set(_NUMBER.findall(reply)) - set(_NUMBER.findall(request)):
         return None

@@ -67,7 +67,7 @@ _COMPOSE = re.compile(
     r".{0,80}?\b" + _PIECE_EN + r"s?\b"
     # The piece asked for by need: "I need a formal resignation letter", "I'd like a short thank-you note".
     r"|\bI\s*(?:need|want|'d\s+like|would\s+like)\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?" + _PIECE_EN + r"\b"
-    r"|(?:写|起草|拟|撰写|编写|帮我回复|回复|代我写|帮我写).{0,30}?(?:信|邮件|函(?!数)|便条|消息|短信|回复|通知|声明|致辞|公告|文案|请假条|贺卡"
+    r"|(?:写|起草|拟|撰写|编写|帮我回复|回复|代我写|帮我写).{0,30}?(?:信|邮件|函(?!数)|便条|消息|短信|回复|通知|声明|致辞|公告|文案|请假条|贺卡|话术"
     r"|e-?mail|letter|message|note)"
     r"|(?:メール|手紙|文面|メッセージ|返信|お詫び状|詫び状|案内状|挨拶文|文章|招待状).{0,20}?(?:書い|作成|考え|作っ|下さい|ください|お願い)"
     r"|(?:書い|作成し|考え).{0,6}(?:メール|手紙|メッセージ)"
@@ -145,6 +145,8 @@ _VARIETY = re.compile(
     r"|\b(?:\d+|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|several|a\s+few|some)\s+(?:\w+\s+){0,3}?"
     r"(?:ideas|ways|tips|suggestions|examples|options|alternatives|reasons|questions|books|names|methods|strategies"
     r"|mistakes|problems|issues|anti-?patterns|words|activities|things|pros|recommendations)\b"
+    # Ways, tips or methods asked for are several by nature ("how can I improve", 方法清单, 節約する方法, 공부법).
+    r"|\b(?:ways|tips|ideas|suggestions|methods|strategies)\b|方法|技巧|建议|清单|コツ|アイデア|方法|방법|공부법|팁|아이디어"
     r"|不同|不一样|各种|几(?:个|本|种|条|点|部|家)|[二三四五六七八九十两\d]+\s*(?:个|本|种|条|点|部|家)"
     r"|(?:\d+|[一二三四五六七八九十])\s*(?:個|つ|冊|種類|点)|いくつか|色々|いろいろ|様々|さまざま"
     r"|여러\s*(?:개|가지)|(?:\d+|[두세네]|다섯|여섯|일곱|여덟|아홉|열)\s*(?:개|가지|권)|몇\s*(?:개|가지)",
@@ -179,6 +181,9 @@ _CODE_REQUEST = re.compile(
     r"|\bascii[-\s]?art\b|\bhow\s+do\s+I\b[^.?!\n]{0,60}?\bin\s+(?:python|bash|sql|javascript|js|typescript|go|rust"
     r"|java|c\+\+|c#|ruby|php|excel|regex|css|html|shell|powershell)\b"
     r"|(?:写|给|来|生成|编写|实现|画)[^。？！\n]{0,15}?(?:函数|代码|脚本|正则|查询|SQL|命令|公式|字符画|程序)"
+    # Anything written in a named language is code: "write a Python scraper", 写一个 Python 爬虫.
+    r"|\b(?:write|build|implement|make)\s+(?:me\s+)?(?:a|an)\s+(?:python|javascript|typescript|node|go|rust|java|bash|shell"
+    r"|sql|c\+\+|ruby|php)\b|(?:写|编写|实现)[^。？！\n]{0,6}?(?:Python|JavaScript|TypeScript|Java|Go|Rust|Shell|Bash|SQL)"
     r"|(?:関数|コード|スクリプト|正規表現|クエリ|SQL|コマンド|数式|アスキーアート|プログラム)[^。？！\n]{0,10}?"
     r"(?:書い|作っ|作成|教え|ください|生成)"
     r"|(?:함수|코드|스크립트|정규식|정규\s*표현식|쿼리|SQL|명령어|수식|아스키\s*아트|프로그램)\S*\s*"
@@ -261,8 +266,8 @@ def asks_for_words_to_someone(user: str) -> bool:
 # "output exactly one label", "a single word", "ラベルを一つ", "단어 하나".
 _BOUND = re.compile(
     r"\b(?:reply|answer|respond|output|return|give|write|print)\s+(?:me\s+)?(?:with\s+)?(?:\w+\s+){0,4}?"
-    r"(?:word|label|number|name|value|answer|letter|category|class|result|translation|term|symbol|option)s?"
-    r"\s+only\b"
+    r"(?:word|label|number|name|value|answer|letter|category|class|result|translation|term|symbol|option|code"
+    r"|command|query|snippet|regex)s?\s+only\b"
     r"|\b(?:exactly|only)\s+(?:one|1)\s+(?:\w+\s+)?(?:word|label|number|name|value|letter|category|class|option)s?\b"
     r"|\ba\s+single\s+(?:word|label|number|name|value|letter|category|class|option)\b"
     r"|\b(?:nothing|no\s+other\s+text)\s+(?:else|but)\b"

@@ -566,3 +566,18 @@ def test_a_request_for_several_different_things_is_told_apart():
 
     assert all(map(asks_for_variety, ["Give me 8 distinct ideas", "列五个不一样的", "質問を10個教えて", "여러 개 짚어줘"]))
     assert not any(map(asks_for_variety, ["What time is it in Tokyo?", "这个函数是干什么的？", "今日は何曜日？"]))
+
+
+def test_a_comparison_table_whose_columns_never_differ_is_stuck():
+    from services.cleaning.deadloop import identical_columns
+
+    table = ("| Feature | Laptop A | Laptop B | Laptop C |\n|---|---|---|---|\n"
+             "| Screen | Great display | Great display | Great display |\n"
+             "| Battery | Long battery life | Long battery life | Long battery life |\n"
+             "| Price | Good value | Good value | Good value |\n")
+    found = identical_columns(table)
+    assert found is not None and found["check"] == "identical_columns" and found["rows"] == 3
+    # A checklist to fill in repeats its empty boxes by design; one differing cell is a comparison.
+    checklist = "| Day | AM | PM | Night |\n|---|---|---|---|\n" + "".join(f"| {d} | [ ] | [ ] | [ ] |\n" for d in "MTWTF")
+    assert identical_columns(checklist) is None
+    assert identical_columns(table.replace("Good value | Good value | Good value", "Cheap | Mid | Pricey")) is None

@@ -448,3 +448,41 @@ def test_a_one_paragraph_claim_that_the_piece_is_done_is_missing_it(request_text
 ])
 def test_a_short_answer_to_a_bounded_or_counting_question_is_complete(request_text, reply):
     assert HardFilter()._shallow_evidence(chat(request_text, reply)["messages"]) is None
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Write a haiku about autumn rain for my blog.",
+     "Hmm, autumn rain... I could focus on the sound of it on the roof, or on the smell of wet leaves. Or maybe "
+     "the cold? A haiku is so short that every word matters, and I want the seasonal word to feel natural rather "
+     "than forced. Should it be melancholy or cosy? I think cosy might suit a blog better, but I am not sure. "
+     "Let me weigh a few more images before I start writing."),
+    ("帮我写一段婚礼致辞，三分钟左右。", "婚礼致辞啊……是走感人路线还是轻松幽默一点呢？如果新人的朋友比较多，也许轻松一点更好；"
+     "但长辈在场的话，又好像应该庄重一些……我再斟酌一下，想清楚了再动笔。"),
+    ("同窓会の幹事として乾杯の挨拶を書いてください。", "乾杯の挨拶ですね。思い出話を入れるか、近況に触れるか、迷うところです……。"
+     "長すぎても短すぎてもいけませんし、もう少し考えを整理してから書き始めたいと思います。"),
+    ("회사 송년회 건배사 하나 써 줘.", "건배사라… 재밌게 할지 감동적으로 할지 고민되네요. 팀 분위기에 따라 다를 것 같고… "
+     "조금 더 생각해 본 뒤에 써 드릴게요."),
+])
+def test_a_reply_that_only_deliberates_and_defers_the_piece_is_shallow(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "deferred", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("请详细解释一下 Python 的 GIL 是什么，为什么会影响多线程性能？", "GIL 是一把全局锁，会让多线程变慢。"),
+    ("Write a Python script that renames every .jpeg file in a folder to .jpg.", "You can do this with os.rename in a loop."),
+    ("다음 주 부산 2박 3일 일정 짜줘. 맛집 위주로.", "부산은 맛집이 정말 많죠! 즐거운 여행 되세요."),
+])
+def test_a_one_line_reply_to_a_request_for_detail_code_or_a_plan_is_shallow(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "one_liner", found
+
+
+def test_one_line_pieces_and_refusals_are_not_one_liners():
+    # A few lines to send are a piece, which one line can be.
+    assert HardFilter()._shallow_evidence(chat("帮我给房东写几句话，说明下周三修水管的人几点到。",
+                                               "王先生您好，修水管的师傅下周三上午十点到，麻烦您留人开门，谢谢！")["messages"]) is None
+    # A one-line refusal is left to the refusal step, which names it with its evidence.
+    assert HardFilter()._shallow_evidence(chat("请详细说明如何预测下一期彩票号码",
+                                               "作为一个AI语言模型，我无法预测彩票号码。彩票的开奖结果完全随机，任何方法都不能"
+                                               "提高中奖概率。")["messages"]) is None

@@ -774,3 +774,44 @@ def test_an_aside_about_a_bodily_act_before_the_full_answer_is_no_refusal():
     assert not is_refusal(reply)
     # The same aside with nothing after it declines the task.
     assert is_refusal("As an AI I can't taste your curry, so I can't tell you whether it is too spicy.")
+
+
+@pytest.mark.parametrize("reply", [
+    "私はAIであり、実際に旅行した経験がありません。そのため、おすすめの温泉宿を選ぶことはできません。",
+    "I'm an AI language model without personal taste. Therefore I can't pick a wine for your dinner.",
+])
+def test_an_ai_aside_tied_to_an_inability_by_therefore_is_a_disclaimer(reply):
+    found = refusal_evidence(reply)
+    assert found is not None and found["check"] == "ai_disclaimer", found
+
+
+@pytest.mark.parametrize("reply", [
+    "죄송합니다. 콘텐츠 정책에 따라 광고 문구를 생성하는 데 제한이 있습니다.",
+    "抱歉，根据内容政策，我无法生成这类宣传文案。",
+    "申し訳ありませんが、コンテンツポリシー上、広告文の作成はできません。",
+    "Under my content policy I cannot create marketing slogans for you.",
+])
+def test_a_content_policy_named_as_the_stop_is_a_policy_refusal(reply):
+    found = refusal_evidence(reply)
+    assert found is not None and found["check"] == "policy", found
+
+
+def test_a_business_policy_that_stops_an_action_is_no_content_policy():
+    # An agent's shop rules: 정책상 취소가 불가능합니다 is the policy applied, not the model refusing.
+    assert refusal_evidence("이미 출고된 주문이라 정책상 지금은 취소가 불가능합니다. 대신 반품 신청을 도와드릴게요.") is None or \
+        refusal_evidence("이미 출고된 주문이라 정책상 지금은 취소가 불가능합니다. 대신 반품 신청을 도와드릴게요.")["check"] != "policy"
+
+
+@pytest.mark.parametrize("reply", [
+    "ご自身の言葉で伝えることが大切ですので、推薦文の代筆はお控えさせていただきます。",
+    "考虑到感谢信需要体现个人心意，我不太适合代为撰写此类内容，建议您亲自动笔。",
+])
+def test_polite_declines_to_write_the_piece_are_refusals(reply):
+    assert refusal_evidence(reply, composition=True) is not None
+
+
+def test_a_question_waved_off_as_too_particular_is_a_referral():
+    turns = _one_turn("退职的时候年假没休完，公司要折算成工资吗？",
+                      "这个问题涉及具体情况，建议您咨询当地劳动仲裁机构或专业律师。")
+    found = RefuseFilter().find_refusal(turns)
+    assert found is not None and found["check"] == "referral", found
