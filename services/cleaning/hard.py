@@ -68,6 +68,41 @@ _DEFERRAL_RE = re.compile(
     re.I,
 )
 _DEFERRAL_MAX = 400
+# After tool results: a close that only says the results are in ("I've pulled up the details.", 我已经查到
+#库存信息了, 確認できました, 조회했습니다) with nothing of them in it.
+_RESULTS_ANNOUNCED_RE = re.compile(
+    r"\bI(?:'ve|\s+have)\s+(?:found|got(?:ten)?|retrieved|pulled\s+up|looked\s+up|checked)\s+(?:the|your)\s+"
+    r"(?:\w+\s+)?(?:results?|information|info|details|data|status)\s*[.!]?\s*$"
+    r"|(?:已经|已)(?:查到|拿到|获取到?|找到|查询到)了?[^。！\n]{0,12}?(?:信息|结果|数据|情况)了?[。！!]?\s*$"
+    r"|(?:情報|結果|データ|状況)を?(?:確認|取得)(?:いたし|し)?(?:ました|できました)[。！]?\s*$"
+    r"|(?:정보|결과|데이터|현황)\S*\s*(?:확인|조회)(?:했습니다|했어요|했습니다\s*[.!]?)\s*$",
+    re.I,
+)
+_ANNOUNCED_MAX = 80
+# A tool result that says the call failed: a failed status, an error message, an HTTP error, a traceback.
+_TOOL_FAILED_RE = re.compile(
+    r"\"(?:status|state|result)\"\s*:\s*\"(?:failed|failure|error|rejected|denied|unavailable|fully_booked|not_found"
+    r"|declined)\""  # "cancelled" is what a cancellation succeeding says
+    r"|\"error\"\s*:\s*\"[^\"]{3,}|\b(?:40[0134]|409|422|5\d\d)\s+(?:Forbidden|Not\s+Found|Unauthorized|Bad\s+Request"
+    r"|Conflict|Internal\s+Server\s+Error|Service\s+Unavailable|Bad\s+Gateway)\b|^Traceback\s|\bPermission\s+denied\b",
+    re.I | re.M,
+)
+# A close claiming the action worked or the thing is on its way.
+_SUCCESS_CLAIM_RE = re.compile(
+    r"\b(?:successfully|has\s+been\s+(?:booked|completed|shipped|sent|confirmed|deployed|created|cancell?ed|processed)"
+    r"|(?:has|have)\s+shipped|(?:is|are)\s+(?:confirmed|booked|reserved|on\s+(?:its|their)\s+way)|went\s+through"
+    r"|all\s+good|completed\s+successfully)\b"
+    r"|(?:予約|手続き|送信|登録|処理|デプロイ)が?完了(?:しました|いたしました)|お取りしています"
+    r"|成功|已(?:完成|预订|预定|发货|发送|提交|办理)|(?:预订|预约|下单)成功"
+    r"|(?:완료|성공)(?:됐|되었|했)|정상적으로\s*(?:완료|처리|배포)",
+    re.I,
+)
+# ... and a close that says it did not (then the claim is about something else, or a retry).
+_FAILURE_SAID_RE = re.compile(
+    r"\b(?:unfortunately|couldn'?t|could\s+not|failed|unable|not\s+able|error|denied|sorry)\b"
+    r"|申し訳|できませんでした|失敗|エラー|满员|失败|无法|未能|抱歉|실패|못\s*했|죄송|오류",
+    re.I,
+)
 # A one-line reply at most this long (CJK characters weigh double) cannot hold an explanation asked for
 # in detail, or code asked for.
 _ONE_LINER_MAX = 90
@@ -395,6 +430,15 @@ class HardFilter(ParamStep[HardFilterParams]):
         text = message_text(last.get("content")).strip()
         if (deferred := deferral_evidence(text)) is not None:
             return {**deferred, "request": ""}  # "I'll read these and get back to you": the results go unused
+        if text_weight(text) <= _ANNOUNCED_MAX and _RESULTS_ANNOUNCED_RE.search(text) is not None:
+            # "I've found the stock information." and nothing of it: the results go unused.
+            return {"check": "results_announced", "window": text[:120], "reply_chars": len(text)}
+        result = message_text(msgs[-2].get("content"))
+        if _TOOL_FAILED_RE.search(result) and (claim := _SUCCESS_CLAIM_RE.search(text)) is not None \
+                and _FAILURE_SAID_RE.search(text) is None:
+            # The tool failed and the reply says it worked: the close contradicts the result it follows.
+            return {"check": "success_after_failure", "window": text[max(0, claim.start() - 40):claim.end() + 40],
+                    "result": result[:120], "reply_chars": len(text)}
         if "?" in text or "？" in text:
             return None
         asked = next((message_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")

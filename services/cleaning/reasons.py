@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
 
-DROP_REASONS_VERSION = "5"
+DROP_REASONS_VERSION = "6"
 
 INVALID_ROW = "invalid_row"
 
@@ -19,8 +19,9 @@ DROP_REASONS: dict[str, str] = {
     "no_user": "the conversation has no user message",
     "no_assistant": "no assistant message with a payload remains after trimming the tail",
     "trivial_single_turn": "one user turn that is a greeting or a very short simple question",
-    "shallow_reply": ("the last reply only acknowledges, or one user and one short reply without reasoning or tool"
-                      " calls, not asked to be short"),
+    "shallow_reply": ("the last reply only acknowledges, defers, or answers a request for substance in one line;"
+                      " one user and one short reply without reasoning or tool calls, not asked to be short; or,"
+                      " after tool results, a close that only announces them or claims a success they deny"),
     "all_empty_assistant": "every assistant turn is empty (no text, media, reasoning or calls)",
     "system_deny_keyword": "the system prompt contains a configured deny keyword (whole word)",
     "round_too_long": "one message is longer than max_chars_per_round",

@@ -486,3 +486,35 @@ def test_one_line_pieces_and_refusals_are_not_one_liners():
     assert HardFilter()._shallow_evidence(chat("请详细说明如何预测下一期彩票号码",
                                                "作为一个AI语言模型，我无法预测彩票号码。彩票的开奖结果完全随机，任何方法都不能"
                                                "提高中奖概率。")["messages"]) is None
+
+
+def _after_tool(request: str, result: str, reply: str) -> list[dict[str, object]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "act", "arguments": "{}"}}
+    return [{"role": "user", "content": request}, {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": result}, {"role": "assistant", "content": reply}]
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"status": "failed", "reason": "no_seats"}', "Your seats are booked for Friday at 8 pm. Enjoy the show!"),
+    ('{"error": "401 Unauthorized: token expired"}', "The report has been sent to the whole team successfully."),
+    ('{"status": "failed", "reason": "fully_booked"}', "予約が完了しました。金曜20時、4名様でお取りしています。"),
+    ("503 Service Unavailable", "배포가 정상적으로 완료됐습니다. 모든 파드가 실행 중이에요."),
+])
+def test_a_close_claiming_success_after_a_failed_tool_contradicts_it(result, reply):
+    found = HardFilter()._summary_evidence(_after_tool("Book it please.", result, reply))
+    assert found is not None and found["check"] == "success_after_failure", found
+
+
+def test_a_close_that_reports_the_failure_or_follows_a_success_is_kept():
+    failed = '{"status": "failed", "reason": "fully_booked"}'
+    assert HardFilter()._summary_evidence(_after_tool(
+        "Book it.", failed, "Unfortunately 8 pm is fully booked; 6 pm and 9:30 pm are free. Shall I take one?")) is None
+    assert HardFilter()._summary_evidence(_after_tool(
+        "Cancel order 12.", '{"order_id": "12", "status": "cancelled"}', "Done: order 12 has been cancelled.")) is None
+
+
+@pytest.mark.parametrize("reply", ["I've found the stock information.", "好的，我已经查到库存信息了。", "在庫情報を確認しました。"])
+def test_a_close_that_only_announces_the_results_is_shallow(reply):
+    found = HardFilter()._summary_evidence(_after_tool("Which stores have it in size 42?",
+                                                       '{"stores": [{"name": "North", "stock": 3}]}', reply))
+    assert found is not None and found["check"] == "results_announced", found
