@@ -472,10 +472,10 @@ def paraphrased_items(text: str, request: str) -> Evidence | None:
     flight list or a recipe shares its words by nature. Words of the request are its topic.
     """
     lines = LIST_ITEM_RE.findall(text)
-    if len(lines) < _PARAPHRASE_MIN_ITEMS or not asks_for_variety(request):
-        return None
-    if sum(map(text_weight, lines)) > _PARAPHRASE_ITEM_WEIGHT * len(lines):
+    if len(lines) < _PARAPHRASE_MIN_ITEMS or sum(map(len, lines)) > _PARAPHRASE_ITEM_WEIGHT * len(lines):
         return None  # items that explain themselves at length share their grammar and framing words
+    if sum(map(text_weight, lines)) > _PARAPHRASE_ITEM_WEIGHT * len(lines) or not asks_for_variety(request):
+        return None
     need = -(-_PARAPHRASE_SHARE_FIFTHS * len(lines) // 5)  # ceil(4n / 5) in integers
     counts: Counter[str] = Counter()
     for line in lines:

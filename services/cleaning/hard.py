@@ -46,6 +46,8 @@ _MATERIAL_MIN = 150
 # A reply that puts the work off instead of doing it ("Let me think about it a bit more", 请稍等,
 # もう少々考えさせていただけますか, 생각 정리되면 다시 말씀드릴게요): the row ends with nothing made.
 _DEFERRAL_RE = re.compile(
+    # The first characters of every alternative: one test rules out most positions.
+    r"(?=[lIbgp想考斟再我这请稍等整構생고잠다나少し後改])(?:"
     r"\blet\s+me\s+(?:think|mull|reflect)\s+(?:on\s+|about\s+|over\s+)?(?:it|this|that)?\s*(?:\w+\s+){0,2}?"
     r"(?:more|further|longer|over)\b"
     r"|\b(?:I'?ll|I\s+will)\s+(?:get\s+back\s+to\s+you|come\s+back\s+(?:to\s+you\s+)?with|follow\s+up\s+with\s+(?:it|the))\b"
@@ -64,7 +66,7 @@ _DEFERRAL_RE = re.compile(
     r"|等我(?:想|整理|考虑)(?:好|一下)"
     r"|少々お待ち|しばらくお待ち|考えさせて(?:いただけ|ください|もらえ)|構想を練って|後ほど(?:お送り|お届け|ご連絡|改めて)"
     r"|改めて(?:お送り|ご連絡|お届け)"
-    r"|잠시만\s*기다려|생각해\s*볼게요|생각(?:이)?\s*정리되면|다시\s*말씀드릴게요|나중에\s*(?:보내|드릴|알려)",
+    r"|잠시만\s*기다려|생각해\s*볼게요|생각(?:이)?\s*정리되면|다시\s*말씀드릴게요|나중에\s*(?:보내|드릴|알려))",
     re.I,
 )
 _DEFERRAL_MAX = 400
@@ -143,8 +145,11 @@ def _in_voice(text: str, pos: int) -> bool:
 def deferral_evidence(text: str) -> dict[str, Any] | None:
     """Evidence that a short closing ``text`` defers the work (thinks it over, asks to wait) with nothing
     made in it (no list, no code), or None. A character saying so in a scene is the scene."""
+    # Length first (a weight is never below it): most replies are longer than any deferral.
+    if not text or len(text) > _DEFERRAL_DELIBERATION_MAX or "```" in text:
+        return None
     weight = text_weight(text)
-    if not text or weight > _DEFERRAL_DELIBERATION_MAX or "```" in text or len(LIST_ITEM_RE.findall(text)) >= 2:
+    if weight > _DEFERRAL_DELIBERATION_MAX:
         return None
     start = 0 if weight <= _DEFERRAL_MAX else max(0, len(text) - _DEFERRAL_CLOSE)
     if start and "\n\n" in text.strip():
@@ -152,7 +157,7 @@ def deferral_evidence(text: str) -> dict[str, Any] | None:
     m = _DEFERRAL_RE.search(text, start)
     while m is not None and _in_voice(text, m.start()):
         m = _DEFERRAL_RE.search(text, m.end())
-    if m is None:
+    if m is None or len(LIST_ITEM_RE.findall(text)) >= 2:
         return None
     return {"check": "deferred", "window": text[max(0, m.start() - 60):m.end() + 40], "reply_chars": len(text)}
 
@@ -160,6 +165,8 @@ def deferral_evidence(text: str) -> dict[str, Any] | None:
 def _piece_claimed_missing(text: str, asked: str) -> bool:
     """A short reply says the piece is here or done, and it is not: no salutation or subject line, and
     either very short or one paragraph with no colon to introduce anything."""
+    if len(text) > _PIECE_CLAIM_PARAGRAPH_MAX:
+        return False  # a weight is never below the length: most replies stop here
     weight = text_weight(text)
     if weight > _PIECE_CLAIM_PARAGRAPH_MAX or _PIECE_CLAIM_RE.search(text) is None or letter_start(text) is not None:
         return False
@@ -404,7 +411,8 @@ class HardFilter(ParamStep[HardFilterParams]):
             return {**window, "check": "piece_missing"}
         if (deferred := deferral_evidence(text)) is not None:
             return {**window, **deferred}
-        if text and text_weight(text) <= _ONE_LINER_MAX and "\n" not in text and "```" not in text \
+        if text and len(text) <= _ONE_LINER_MAX and text_weight(text) <= _ONE_LINER_MAX and "\n" not in text \
+                and "```" not in text \
                 and _asks_for_work(asked[:REQUEST_HEAD_CHARS]) and not short_ok() and not is_refusal(text):
             # "Explain each step and why" or "write me a scraper" answered in one line: the work is missing.
             # (A one-line refusal is the refusal step's to name, with its evidence.)
