@@ -47,7 +47,7 @@ _MATERIAL_MIN = 150
 # もう少々考えさせていただけますか, 생각 정리되면 다시 말씀드릴게요): the row ends with nothing made.
 _DEFERRAL_RE = re.compile(
     # The first characters of every alternative: one test rules out most positions.
-    r"(?=[lIbgp想考斟再我这请稍等整構생고잠다나少し後改])(?:"
+    r"(?=[lIbgptrm想考斟再我这请稍等整構생고잠다나少し後改])(?:"
     r"\blet\s+me\s+(?:think|mull|reflect)\s+(?:on\s+|about\s+|over\s+)?(?:it|this|that)?\s*(?:\w+\s+){0,2}?"
     r"(?:more|further|longer|over)\b"
     r"|\b(?:I'?ll|I\s+will)\s+(?:get\s+back\s+to\s+you|come\s+back\s+(?:to\s+you\s+)?with|follow\s+up\s+with\s+(?:it|the))\b"
@@ -55,7 +55,9 @@ _DEFERRAL_RE = re.compile(
     # 考えを整理してから書き始めたい, 생각해 본 뒤에 써 볼게요).
     r"|\bbefore\s+I\s+(?:start|begin)(?:\s+(?:writing|drafting|on\s+it))?\s*[.!…]*\s*$"
     r"|(?:想|考虑|斟酌)(?:清楚|好)了?再(?:写|动笔|给你|发)|再斟酌一下"
-    r"|(?:整理|構想を練|考え)[^。]{0,12}?(?:から|た上で)(?:書き始め|書き|お書き|作成)"
+    r"|(?:整理|構想を練|考え)[^。]{0,12}?(?:から|た上で)(?:書き始め|書き|書い|書く|お書き|作成)"
+    r"|\b(?:think|reflect|mull)\s+(?:about\s+|on\s+|over\s+)?(?:it|this|that)\s+(?:a\s+(?:bit|little)\s+)?(?:more|further)"
+    r"\s+before\b"
     r"|(?:생각|고민)해\s*본\s*(?:뒤|후)에|생각(?:을)?\s*정리(?:한|해)\s*(?:뒤|후)에"
     r"|\b(?:give\s+me\s+a\s+(?:moment|minute|second|few\s+minutes)|please\s+(?:wait|stand\s+by|hold\s+on)"
     r"|bear\s+with\s+me)\b"
@@ -120,9 +122,20 @@ _PLAN_RE = re.compile(
 )
 
 
+# A piece asked for whole or at a length: "a full summary", 完整的发言稿, "1,000자 정도로", "8到10分钟", "400字".
+_LENGTH_ASKED_RE = re.compile(
+    r"\b(?:full|complete|entire)\s+(?:\w+\s+){0,3}?(?:summary|report|draft|speech|letter|essay|document|plan|script)\b"
+    r"|完整的|全文|\b\d[\d,]{2,}\s*(?:words|characters)\b|\d[\d,]{2,}\s*(?:字|文字|자)"
+    r"|\d+\s*(?:到|~|-|〜)?\s*\d*\s*(?:分钟|分間|분|minutes?)\b",
+    re.I,
+)
+
+
 def _asks_for_work(request: str) -> bool:
-    """An explanation or analysis asked for in detail, code to be written, or a plan to be made (a few lines
-    to send are a piece, which one line can be)."""
+    """An explanation or analysis asked for in detail, code to be written, a plan to be made, or a piece asked
+    for whole or at a length (a few lines to send, otherwise, are a piece one line can be)."""
+    if _LENGTH_ASKED_RE.search(request):
+        return True
     return (asks_for_detail(request) or asks_for_code(request) or _PLAN_RE.search(request) is not None) and not (
         asks_for_composition(request) or asks_for_words_to_someone(request))
 # A longer reply that only deliberates is judged by its close: the cue must then be in its last characters.

@@ -125,8 +125,8 @@ _SOFT_CJK = (
     r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます|(?:差し)?控えさせていただきます)",
     # "I will refrain from doing it", the politest decline: 作成することは控えさせていただきます.
     # The progressive (控えさせていただいております) states the same standing decline.
-    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は)(?:差し|お)?"
-    r"控えさせていただ(?:きます|いております)",
+    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は)[^。]{0,40}?"
+    r"(?:差し|お)?控えさせていただ(?:きます|いております)",
     # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
     r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
     # Korean 드리다 (to do for you) under an inability: 풀어 드릴 수는 없어요, 작성해 드리기 어렵습니다.
@@ -141,6 +141,8 @@ _HARD_EN: tuple[Family, ...] = (
      r"\b(?=[iw])(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
     ((("decline", "refuse"),), r"\b(?=[iw])(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
     ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
+    ((("scope",),), r"\b(?:outside|beyond)\s+(?:the\s+|my\s+)?scope\s+of\s+"
+                    r"(?:what\s+I|my|this\s+(?:assistant|service|chat))\b"),
     # A content policy named as what stops it: "under my content policy I can't create ...".
     ((("polic",),), r"\bcontent\s+polic(?:y|ies)\b[^.!?\n]{0,80}?\b(?:can'?t|cannot|not\s+(?:able|allowed|permitted)"
                     r"|restrict\w*|prohibit\w*)"),
@@ -168,6 +170,11 @@ _HARD_CJK = (
     # this): 콘텐츠 정책에 따라 … 제한이 있습니다, 根据内容政策无法, コンテンツポリシー上できません.
     r"(?:콘텐츠|이용|사용|안전)\s*정책(?:에\s*따라|상)[^.!?。\n]{0,50}?(?:제한이\s*있|할\s*수\s*없|불가|어렵)"
     r"|(?:内容|使用|安全)政策[^。！？]{0,30}?(?:无法|不能|不允许|限制)"
+    # The question put outside what the assistant covers: 超出了小橙的服务范围, 상담 가능 범위를 벗어나,
+    # ご依頼には対応いたしかねます.
+    r"|超出了?[^。！？，]{0,10}?(?:服务|能力|支持|回答|业务)范围"
+    r"|(?:상담|답변|안내|지원|서비스)\s*(?:가능\s*)?범위를?\s*(?:벗어나|넘어)"
+    r"|(?:ご依頼|ご要望|ご質問|お問い合わせ)(?:に|には|については)[^。]{0,10}?(?:対応|お応え|お答え)(?:いたし|し)?かねます"
     r"|(?:コンテンツ|利用|安全)ポリシー(?:上|により|に基づき)[^。]{0,40}?(?:できません|制限|お控え|いたしかねます)",
 )
 # Whole alternations for windows with non-ASCII text (case folding reaches beyond ASCII there).
@@ -423,7 +430,8 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "不给", "不代", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "っておりません", "しておりません", "けておりません", "受付おりません",
-                 "없", "어렵", "어려워", "어려우", "곤란", "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
+                 "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围", "かねます",
+                 "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아", "제한", "限制", "ポリシー")
 
 
@@ -889,7 +897,10 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 # refusal, and the piece's own "I can't come" is content (most replies are neither).
                 if found is not None or pivoted[0]:
                     if asks_words is None:
-                        asks_words = _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS])
+                        # A reply that opens as a letter (a subject or salutation line first) is the piece,
+                        # however the request was worded.
+                        asks_words = _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]) or \
+                            letter_start(text) == 0
                     if asks_words:
                         found = self._evidence(text, messages, is_agent, tools, composition=True)
                 if found is not None and acting and found["check"] in _SOFT_CHECKS:

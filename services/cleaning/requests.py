@@ -51,7 +51,7 @@ _BRIEF = re.compile(
     r"|간단(?:하게|히)\s*(?:답|말|설명|알려|정리)"
     r"|\b(?:in|as|using)\s+(?:digits|numerals|a\s+(?:plain\s+)?number)\b|用(?:阿拉伯)?数字(?:写|表示|回答)|写成(?:阿拉伯)?数字"
     r"|数字で(?:書|表|答|示)|숫자로\s*(?:써|적어|표기|나타내|표현|답)"
-    r"|(?:숫자|이름|단어|답|정답|결과)만|[가-힣]{1,4}만\s*(?:줘|주세요|알려\s*줘|알려\s*주세요|써\s*줘|적어\s*줘)|[가-힣/]{1,12}(?:으로|로)만\s*(?:답|대답|말)|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
+    r"|(?:숫자|이름|단어|답|정답|결과)만|[가-힣]{1,4}만\s*(?:줘|주세요|알려\s*줘|알려\s*주세요|써\s*줘|적어\s*줘)|[가-힣/]{1,12}(?:으로|로)만\s*(?:답|대답|말)|(?:예|네)\s*/\s*아니(?:오|요)(?:로|으로)만|只(?:给|要)\s*(?:我\s*)?(?:regex|正则|代码|公式|答案|结果|数字|命令|SQL)|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
     _I,
 )
 # Closed questions whose right answer is short: arithmetic, or a pick among listed options.
@@ -180,7 +180,7 @@ _CODE_REQUEST = re.compile(
     r"[^.?!\n]{0,50}?\b" + _ARTIFACT + r"s?\b"
     r"|\bascii[-\s]?art\b|\bhow\s+do\s+I\b[^.?!\n]{0,60}?\bin\s+(?:python|bash|sql|javascript|js|typescript|go|rust"
     r"|java|c\+\+|c#|ruby|php|excel|regex|css|html|shell|powershell)\b"
-    r"|(?:写|给|来|生成|编写|实现|画)[^。？！\n]{0,15}?(?:函数|代码|脚本|正则|查询|SQL|命令|公式|字符画|程序)"
+    r"|(?:写|给|来|生成|编写|实现|画)[^。？！\n]{0,15}?(?:函数|代码|脚本|正则|regex|查询|SQL|命令|公式|字符画|程序)"
     # Anything written in a named language is code: "write a Python scraper", 写一个 Python 爬虫.
     r"|\b(?:write|build|implement|make)\s+(?:me\s+)?(?:a|an)\s+(?:python|javascript|typescript|node|go|rust|java|bash|shell"
     r"|sql|c\+\+|ruby|php)\b|(?:写|编写|实现)[^。？！\n]{0,6}?(?:Python|JavaScript|TypeScript|Java|Go|Rust|Shell|Bash|SQL)"

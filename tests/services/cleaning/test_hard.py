@@ -518,3 +518,28 @@ def test_a_close_that_only_announces_the_results_is_shallow(reply):
     found = HardFilter()._summary_evidence(_after_tool("Which stores have it in size 42?",
                                                        '{"stores": [{"name": "North", "stock": 3}]}', reply))
     assert found is not None and found["check"] == "results_announced", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Write me a complete speech for the science fair opening, about 3 minutes.", "Just welcome everyone and thank the judges."),
+    ("帮我写一份完整的年终总结，1500字左右。", "年终总结可以参考网上的模板，根据情况修改就行。"),
+    ("자기소개서 성장과정 항목 800자 정도로 써줘.", "성실함을 강조해서 쓰시면 좋을 것 같아요!"),
+])
+def test_a_one_line_reply_to_a_piece_asked_whole_or_at_a_length_is_shallow(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "one_liner", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("경기 중에 골키퍼가 손으로 백패스를 잡으면 반칙이야? 예/아니오로만", "네."),
+    ("给我一个匹配六位邮编的 regex，只给 regex", r"^\d{6}$"),
+])
+def test_a_bounded_answer_is_complete(request_text, reply):
+    assert HardFilter()._shallow_evidence(chat(request_text, reply)["messages"]) is None
+
+
+def test_a_deliberation_that_ends_in_writing_later_is_deferred():
+    for reply in ("どんな雰囲気にするか迷いますね……もう少し考えてから書いたほうがいいかもしれません。",
+                  "Rhymes for 'goal' are tricky... maybe I should think about it a bit more before committing."):
+        found = HardFilter()._shallow_evidence(chat("Write a short poem for the team banquet.", reply)["messages"])
+        assert found is not None and found["check"] == "deferred", (reply, found)

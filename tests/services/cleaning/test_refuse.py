@@ -815,3 +815,27 @@ def test_a_question_waved_off_as_too_particular_is_a_referral():
                       "这个问题涉及具体情况，建议您咨询当地劳动仲裁机构或专业律师。")
     found = RefuseFilter().find_refusal(turns)
     assert found is not None and found["check"] == "referral", found
+
+
+@pytest.mark.parametrize("reply", [
+    "亲～您咨询的问题超出了本店客服的服务范围哦，建议您咨询专业人士～",
+    "죄송하오나 문의하신 내용은 AI 상담 가능 범위를 벗어나 안내가 어렵습니다.",
+    "恐れ入りますが、こちらのご依頼には対応いたしかねます。",
+    "That question is outside the scope of what I can help with in this chat.",
+])
+def test_a_question_put_outside_the_assistants_scope_is_a_refusal(reply):
+    assert is_refusal(reply)
+
+
+def test_declines_with_a_reason_before_the_refrain_or_an_uncommon_conjugation():
+    assert is_refusal("宿題の解き方を直接お伝えすることは、学習の機会を奪ってしまうため、控えさせていただきます。")
+    assert is_refusal("앗, 보고서 작성은 제가 도와드리기 어려운 부분이에요. 담당 부서에 문의해 보세요!")
+
+
+def test_a_reply_that_opens_as_a_letter_is_judged_as_the_piece():
+    letter = ("Subject: Re: Speaker invitation\n\nDear Ms. Lee,\n\nThank you for the invitation to speak at the summit. "
+              "Unfortunately, I have to decline this year's invitation, as the dates overlap with a product launch.\n\n"
+              "I would love to be considered next year.\n\nBest regards,\nJun")
+    # The request does not name the piece in a form the request cues know; the reply's own shape says it.
+    turns = _one_turn("회의 발표 요청 왔는데 못 가요. 담당자 Ms. Lee. 영어로 부탁해요.", letter)
+    assert RefuseFilter().find_refusal(turns) is None
