@@ -461,8 +461,9 @@ def _templated(token: str, items: list[str], need: int) -> bool:
     if sum(low.startswith(token) for low in lows) * 2 >= len(items):
         return True
     end = len(token) + _TEMPLATE_CONTEXT
-    after = Counter(low[i + len(token):i + end] for low in lows if (i := low.find(token)) >= 0)
-    return after.most_common(1)[0][1] >= need
+    # A word that ends its item has no fixed part after it ("가족용 텐트", "방수 텐트").
+    after = Counter(ctx for low in lows if (i := low.find(token)) >= 0 and (ctx := low[i + len(token):i + end].strip()))
+    return bool(after) and after.most_common(1)[0][1] >= need
 
 
 def paraphrased_items(text: str, request: str) -> Evidence | None:
@@ -517,6 +518,23 @@ def identical_columns(text: str) -> Evidence | None:
         return None
     return {"check": "identical_columns", "columns": header[1:], "rows": len(data),
             "window": " | ".join(data[0])[:120]}
+
+
+_FENCED_RE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+# One code block this long or longer, shown this many times, is the same example again, not a new one.
+_CODE_BLOCK_MIN_CHARS = 20
+_CODE_BLOCK_REPEATS = 3
+
+
+def repeated_code_block(text: str) -> Evidence | None:
+    """Evidence that one code block is shown again and again (the same snippet under each new heading), or None."""
+    if text.count("```") < 2 * _CODE_BLOCK_REPEATS:
+        return None  # most replies: fewer fences than a repeat needs
+    blocks = Counter(" ".join(b.split()) for b in _FENCED_RE.findall(text))
+    block, n = blocks.most_common(1)[0] if blocks else ("", 0)
+    if n < _CODE_BLOCK_REPEATS or len(block) < _CODE_BLOCK_MIN_CHARS:
+        return None
+    return {"check": "repeated_code_block", "repeats": n, "window": block[:120]}
 
 
 def is_script(text: str) -> bool:
@@ -888,6 +906,8 @@ class DeadLoopFilter(ParamStep[DeadLoopParams]):
             found = paraphrased_items(response, request)
         if found is None:
             found = identical_columns(response)
+        if found is None:
+            found = repeated_code_block(response)
         return None if found is None else {**found, "part": "response"}
 
     def _tool_loop(self, messages: list[Any]) -> Evidence | None:

@@ -729,7 +729,7 @@ class RefuseParams(StepParams):
 # consult or call someone or something else ("I'd recommend looking up a conversion chart", 建议您直接
 # 使用银行的计算器, 専門の翻訳サービスに確認してもらうことをおすすめします, 트레이너와 상담해 보시는 걸 추천드려요).
 _REFERRAL = re.compile(
-    r"(?=[I建専サツ公ヘ先ネ詳窓担상문전트센컨교조선税医弁最Pp])"
+    r"(?=[I建専サツ公ヘ先ネ詳窓担상문전트센컨교조선税医弁最Pp予ウ])"
     r"(?:\b(?:I'?d|I\s+would)\s+(?:\w+\s+)?(?:recommend|suggest|encourage)\b[^.!?\n]{0,40}?"
     r"\b(?:looking\s+up|using|consulting|contacting|calling|checking\s+with|asking|reaching\s+out|talking\s+to"
     r"|speaking\s+with|giving\s+(?:\w+\s+){1,3}?(?:a\s+)?(?:quick\s+)?call|visiting|working\s+with"
@@ -737,7 +737,8 @@ _REFERRAL = re.compile(
     r"|建议(?:您|你)?(?:直接)?(?:使用|咨询|联系|找|询问|请教|去|到|借助)"
     r"|(?:専門|サービス|ツール|公式|サポート|ヘルプデスク|先輩|ネイティブ|詳しい方|窓口|担当者)[^。]{0,40}?"
     r"(?:おすすめ|お勧め|確実|推奨|お問い合わせ)"
-    r"|(?:税理士|税務署|専門家|医師|弁護士|最寄り)[^。]{0,30}?(?:ご相談|お問い合わせ|ご確認)ください"
+    r"|(?:税理士|税務署|専門家|医師|弁護士|最寄り|ウェブサイト|サイト|予約システム|窓口)[^。]{0,30}?"
+    r"(?:ご相談|お問い合わせ|ご確認)ください"
     r"|\b[Pp]lease\s+(?:consult|contact|reach\s+out\s+to|ask)\s+(?:your|a|an|the)\b"
     r"|(?:상담|문의|전문가|트레이너|센터|컨설팅)[^.!?]{0,40}?(?:추천|권해|권장|하시기\s*바랍니다)"
     r"|(?:교수|조교|선생|담당자|상담사)\S*\s*(?:께|에게|한테)\s*(?:질문|문의|여쭤|물어)[^.!?]{0,20}?(?:권해|추천|권장))",
@@ -763,7 +764,7 @@ _DEFLECTION = re.compile(
     r"\bdepends\s+on\s+(?:your|the)\s+(?:specific|particular|individual|own)\b|\bvar(?:y|ies)\s+(?:by|from|depending)\b"
     r"|\b(?:specific|particular|individual)\s+(?:situation|circumstances|case|environment)\b|\bcomplex\s+(?:matter|issue|topic)\b"
     r"|涉及|较为复杂|比较复杂|具体情况|因人而异|专业判断"
-    r"|に関する(?:ご)?質問|個別の|ケースによって|状況によって|専門的な判断"
+    r"|に関する(?:ご)?質問|個別の|ケースによって|状況によって|専門的な判断|によって(?:変動|異な|違)"
     r"|상황에\s*따라|경우에\s*따라|전문적인\s*판단|복잡한\s*문제",
     re.I,
 )

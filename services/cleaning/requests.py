@@ -146,7 +146,9 @@ _VARIETY = re.compile(
     r"(?:ideas|ways|tips|suggestions|examples|options|alternatives|reasons|questions|books|names|methods|strategies"
     r"|mistakes|problems|issues|anti-?patterns|words|activities|things|pros|recommendations)\b"
     # Ways, tips or methods asked for are several by nature ("how can I improve", 方法清单, 節約する方法, 공부법).
-    r"|\b(?:ways|tips|ideas|suggestions|methods|strategies)\b|方法|技巧|建议|清单|コツ|アイデア|方法|방법|공부법|팁|아이디어"
+    r"|\b(?:ways|tips|ideas|suggestions|methods|strategies)\b|方法|技巧|建议|清单|コツ|アイデア|방법|공부법|팁|아이디어"
+    # A list of things to get, pack or bring names different things: 준비물 리스트, 持ち物リスト, 清单.
+    r"|(?:준비물|쇼핑|장보기)\s*(?:리스트|목록)|(?:持ち物|買い物)リスト|(?:packing|shopping|supply)\s+list"
     r"|不同|不一样|各种|几(?:个|本|种|条|点|部|家)|[二三四五六七八九十两\d]+\s*(?:个|本|种|条|点|部|家)"
     r"|(?:\d+|[一二三四五六七八九十])\s*(?:個|つ|冊|種類|点)|いくつか|色々|いろいろ|様々|さまざま"
     r"|여러\s*(?:개|가지)|(?:\d+|[두세네]|다섯|여섯|일곱|여덟|아홉|열)\s*(?:개|가지|권)|몇\s*(?:개|가지)",

@@ -581,3 +581,23 @@ def test_a_comparison_table_whose_columns_never_differ_is_stuck():
     checklist = "| Day | AM | PM | Night |\n|---|---|---|---|\n" + "".join(f"| {d} | [ ] | [ ] | [ ] |\n" for d in "MTWTF")
     assert identical_columns(checklist) is None
     assert identical_columns(table.replace("Good value | Good value | Good value", "Cheap | Mid | Pricey")) is None
+
+
+def test_one_code_block_shown_under_every_heading_is_stuck():
+    from services.cleaning.deadloop import repeated_code_block
+
+    block = "```python\nnames = [n.upper() for n in people]\nprint(names)\n```\n"
+    reply = "".join(f"**Step {i}: {h}**\n{block}\n" for i, h in enumerate(["basic", "filter", "nested", "dict"], 1))
+    found = repeated_code_block(reply)
+    assert found is not None and found["repeats"] == 4
+    # Different examples, or a short shared line, are not a repeat.
+    assert repeated_code_block(reply.replace("people]", "people if n]", 1).replace("people]", "rows]", 1)) is None
+    assert repeated_code_block("```\nls\n```\n" * 4) is None
+
+
+def test_a_packing_list_naming_one_thing_in_every_item_is_stuck():
+    items = ["Tent", "Family tent", "4-person tent", "Big tent", "Sturdy tent", "Waterproof tent"]
+    reply = "Here's your list:\n" + "".join(f"{i}. {t}\n" for i, t in enumerate(items, 1))
+    found = DeadLoopFilter().find_stuck([{"role": "user", "content": "Make me a packing list for a family camping trip."},
+                                         {"role": "assistant", "content": reply}])
+    assert found is not None and found["check"] == "paraphrased_list", found

@@ -543,3 +543,9 @@ def test_a_deliberation_that_ends_in_writing_later_is_deferred():
                   "Rhymes for 'goal' are tricky... maybe I should think about it a bit more before committing."):
         found = HardFilter()._shallow_evidence(chat("Write a short poem for the team banquet.", reply)["messages"])
         assert found is not None and found["check"] == "deferred", (reply, found)
+
+
+def test_a_close_that_says_the_query_returned_and_it_will_look_is_shallow():
+    found = HardFilter()._summary_evidence(_after_tool("帮我查下上半年社保有没有断缴。", '{"records": [{"month": "2024-03", "status": "断缴"}]}',
+                                                       "好的，查询结果已经返回了，我来帮您看一下。"))
+    assert found is not None and found["check"] in ("deferred", "results_announced"), found

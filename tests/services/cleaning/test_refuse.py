@@ -839,3 +839,13 @@ def test_a_reply_that_opens_as_a_letter_is_judged_as_the_piece():
     # The request does not name the piece in a form the request cues know; the reply's own shape says it.
     turns = _one_turn("회의 발표 요청 왔는데 못 가요. 담당자 Ms. Lee. 영어로 부탁해요.", letter)
     assert RefuseFilter().find_refusal(turns) is None
+
+
+def test_a_lookup_referred_to_a_website_after_the_tool_answered_is_a_referral():
+    call = {"id": "c1", "type": "function", "function": {"name": "availability", "arguments": "{}"}}
+    turns = [{"role": "user", "content": "日曜に体育館のコートを3時間使える枠はありますか？"},
+             {"role": "assistant", "content": "", "tool_calls": [call]},
+             {"role": "tool", "tool_call_id": "c1", "content": '{"slots": [{"time": "12:00-15:00", "court": "空き"}]}'},
+             {"role": "assistant", "content": "空き状況は時期によって変動しますので、予約システムのウェブサイトで直接ご確認ください。"}]
+    found = RefuseFilter().find_refusal(turns)
+    assert found is not None and found["check"] == "referral", found
