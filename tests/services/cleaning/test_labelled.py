@@ -29,7 +29,7 @@ CLASSES = ("tool_call_target", "char_run", "refusal_letter", "terse_answer", "cr
 
 # One class sits lower, and says so: lists of different things that say one thing in other words
 # (set15's "practice / rehearse / run through it" tips) need a semantic comparison the rules do not make;
-# the lexical check (``paraphrased_list``) catches only those that share a word. At 0.790 with set15.
+# the lexical check (``paraphrased_list``) catches only those that share a word. At 0.793 with set16.
 _CLASS_FLOOR = {"list_repeat/drop": 0.78}
 
 
