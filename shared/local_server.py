@@ -2,7 +2,7 @@
 
 ``trajforge rollout SPEC`` and ``trajforge train SPEC`` without ``--url`` serve the
 all-in-one app on loopback for their run. A service's commands may not import that
-app, so the composition (``services.cli``) hands its factory to every command as the
+app, so the composition (the ``services.cli`` module) hands its factory to every command as the
 click context's ``obj``, a ``Composition``.
 """
 

@@ -14,8 +14,7 @@ from types import ModuleType
 
 import typer
 
-from services import demo
-from services.cli import db, keys, run
+from services import cli_db, cli_keys, cli_run, demo
 from services.embedded import embedded_server
 from shared.local_server import Composition
 from shared.topology import SPLIT_SERVICES
@@ -35,9 +34,9 @@ def command_modules() -> list[ModuleType]:
 
 app = typer.Typer(name="trajforge", help="trajforge: the data plane for agentic RL.", no_args_is_help=True,
                   add_completion=False, context_settings={"obj": Composition(local_server=embedded_server)})
-app.add_typer(db.app, name="db")
-app.add_typer(keys.app, name="keys")
-run.register(app)
+app.add_typer(cli_db.app, name="db")
+app.add_typer(cli_keys.app, name="keys")
+cli_run.register(app)
 for _module in (*command_modules(), demo):  # each service's own commands, then the main job
     _module.register(app)
 
@@ -45,3 +44,7 @@ for _module in (*command_modules(), demo):  # each service's own commands, then 
 def main() -> None:
     """Entry point of the ``trajforge`` console script."""
     app()
+
+
+if __name__ == "__main__":  # ``python -m services.cli``
+    main()
