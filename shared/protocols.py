@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from shared.schema import StepResult, ToolInfo
 
-__all__ = ["SteppableEnv", "ToolCallOutcome", "ToolManagerLike", "env_tool_infos"]
+__all__ = ["EpisodeLedger", "SteppableEnv", "ToolCallOutcome", "ToolManagerLike", "env_tool_infos"]
 
 
 class ToolCallOutcome(Protocol):
@@ -103,3 +103,26 @@ def env_tool_infos(schemas: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "parameters": dict(fn.get("parameters") or {"type": "object", "properties": {}}),
         }})
     return infos
+
+
+class EpisodeLedger:
+    """An episode's running reward and last step, shared by everything that steps one env."""
+
+    def __init__(self) -> None:
+        self.last: StepResult | None = None
+        self.total = 0.0
+
+    def add(self, result: StepResult) -> None:
+        """Count one step's result."""
+        self.last = result
+        self.total += float(result.reward)
+
+    def clear(self) -> None:
+        """Start a new episode."""
+        self.last = None
+        self.total = 0.0
+
+    @property
+    def done(self) -> bool:
+        """True once the last step ended the episode."""
+        return bool(self.last and self.last.done)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, ClassVar, Self
 
-from shared.protocols import env_tool_infos
+from shared.protocols import EpisodeLedger, env_tool_infos
 from shared.schema import StepResult, to_observation_text
 
 __all__ = ["Env", "EnvTool", "to_observation_text"]
@@ -77,18 +77,18 @@ class EnvTool:
         description: str = "Execute an action in the environment.",
         parameters: dict[str, Any] | None = None,
         *,
-        _ledger: _RewardLedger | None = None,
+        _ledger: EpisodeLedger | None = None,
     ) -> None:
         self.env = env
         self.tool_name = tool_name
         self.description = description
         self.parameters = parameters or dict(_DEFAULT_PARAMETERS)
-        self._ledger = _ledger or _RewardLedger()
+        self._ledger = _ledger or EpisodeLedger()
 
     @classmethod
     def from_env(cls, env: Env) -> list[EnvTool]:
         """One EnvTool per schema of ``env.tools()`` (or one generic tool), sharing a ledger."""
-        ledger = _RewardLedger()
+        ledger = EpisodeLedger()
         functions = [info["function"] for info in env_tool_infos(env.tools())]
         return [cls(env, f["name"], f["description"], f["parameters"], _ledger=ledger) for f in functions]
 
@@ -121,25 +121,9 @@ class EnvTool:
     @property
     def done(self) -> bool:
         """True once the last step ended the episode."""
-        return bool(self._ledger.last and self._ledger.last.done)
+        return self._ledger.done
 
     @property
     def episode_reward(self) -> float:
         """Sum of every step reward since the last ``reset_episode`` (a true running total)."""
         return self._ledger.total
-
-
-class _RewardLedger:
-    """Running reward shared by the EnvTools of one env."""
-
-    def __init__(self) -> None:
-        self.last: StepResult | None = None
-        self.total = 0.0
-
-    def add(self, result: StepResult) -> None:
-        self.last = result
-        self.total += float(result.reward)
-
-    def clear(self) -> None:
-        self.last = None
-        self.total = 0.0

@@ -29,8 +29,8 @@ from services.rollout.ports import ParsedCall, Policy, PolicyOutput, ToolCallPar
 from shared.backends.base import BackendResult, InferenceBackend
 from shared.errors import InvalidInput, UpstreamError
 from shared.local_tokenizer import local_tokenizer
-from shared.protocols import SteppableEnv, ToolManagerLike, env_tool_infos
-from shared.schema import SamplingParams, StepResult, Trajectory, to_observation_text
+from shared.protocols import EpisodeLedger, SteppableEnv, ToolManagerLike, env_tool_infos
+from shared.schema import SamplingParams, Trajectory, to_observation_text
 from shared.settings import Settings
 from shared.toolcalls import parse_tool_calls
 
@@ -190,8 +190,7 @@ class EnvExecutor:
         self.env, self.trajectory = env, trajectory
         env.reset(reset_with, seed=seed)
         self.tools = {t["function"]["name"]: t for t in env_tool_infos(env.tools())}
-        self.episode_reward = 0.0
-        self.last_result: StepResult | None = None
+        self.ledger = EpisodeLedger()
         self._record()
 
     def tool_infos(self) -> list[dict[str, Any]]:
@@ -205,7 +204,7 @@ class EnvExecutor:
         if name not in self.tools:
             return ToolResult(ok=False, error_type="unknown_tool",
                               content=f"Error: unknown tool {fn.get('name')!r}; available: {', '.join(self.tools)}")
-        before = self.episode_reward
+        before = self.ledger.total
         try:
             args = _arguments(fn.get("arguments"))
             # Cheap envs say so (``inline_safe``); the rest step in a worker thread, off the event loop.
@@ -215,11 +214,11 @@ class EnvExecutor:
             return ToolResult(ok=False, error_type="tool_exception", content=f"Error: {type(exc).__name__}: {exc}")
         finally:
             self._record()
-        return ToolResult(content=text, reward=self.episode_reward - before)
+        return ToolResult(content=text, reward=self.ledger.total - before)
 
     def _step(self, name: str, arguments: dict[str, Any]) -> str:
         result = self.env.step(name, dict(arguments))
-        self.last_result, self.episode_reward = result, self.episode_reward + float(result.reward)
+        self.ledger.add(result)
         return to_observation_text(result.observation)
 
     @property
@@ -228,11 +227,10 @@ class EnvExecutor:
         return bool(self.trajectory.metadata.get("env_done"))
 
     def _record(self) -> None:
-        meta = self.trajectory.metadata
-        meta["env_reward"] = self.episode_reward
-        meta["env_done"] = bool(self.last_result is not None and self.last_result.done)
-        if self.last_result is not None:
-            meta["env_info"] = dict(self.last_result.info)
+        meta, last = self.trajectory.metadata, self.ledger.last
+        meta["env_reward"], meta["env_done"] = self.ledger.total, self.ledger.done
+        if last is not None:
+            meta["env_info"] = dict(last.info)
 
     def close(self) -> None:
         """Release the env."""
