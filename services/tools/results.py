@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from shared.sandbox.result import ExecFailure
+
 __all__ = ["ERROR_KINDS", "ErrorKind", "ToolResult"]
 
 ErrorKind = Literal[
@@ -14,17 +16,7 @@ ErrorKind = Literal[
     "invalid_json",
     "invalid_arguments",
     "tool_exception",
-    "nonzero_exit",
-    "timeout",
-    "cpu_limit",
-    "memory_exceeded",
-    "output_limit",
-    "file_size_limit",
-    "disk_limit",
-    "inode_limit",
-    "process_limit",
-    "killed",
-    "sandbox_error",
+    ExecFailure,
     "pool_exhausted",
     "unsafe_file",
     "upstream_error",

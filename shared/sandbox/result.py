@@ -8,10 +8,10 @@ from pydantic import BaseModel
 
 from shared.sandbox.output import StreamEncoding, decode_stream, readable
 
-__all__ = ["ExecStatus", "ExecutionResult"]
+__all__ = ["ExecFailure", "ExecStatus", "ExecutionResult"]
 
-ExecStatus = Literal[
-    "ok",
+#: How a run can fail; the tools service's error kinds include every one of them.
+ExecFailure = Literal[
     "nonzero_exit",
     "timeout",
     "cpu_limit",
@@ -24,6 +24,7 @@ ExecStatus = Literal[
     "killed",
     "sandbox_error",
 ]
+ExecStatus = Literal["ok", ExecFailure]
 
 
 class ExecutionResult(BaseModel):
