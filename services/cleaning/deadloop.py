@@ -179,8 +179,25 @@ _RESTATE_RE = re.compile(
 _RESTATE_MIN = 4
 
 
+
+
+def _screen(*patterns: re.Pattern[str]) -> re.Pattern[str]:
+    """One pattern matching where any of ``patterns`` matches, each written ``(?=[first chars])(?:...)``.
+
+    The first characters are merged into one lookahead: joining the patterns with ``|`` as they are
+    would test every lookahead at every position, twice as slow on the replies screened.
+    """
+    firsts, bodies = [], []
+    for pattern in patterns:
+        head, sep, body = pattern.pattern.partition("])")
+        assert head.startswith("(?=[") and sep, "each pattern opens with a first-character lookahead"
+        firsts.append(head[4:])
+        bodies.append(body)
+    return re.compile(f"(?=[{''.join(firsts)}])(?:{'|'.join(bodies)})")
+
+
 # Either family's cues, for one screening pass over a reply.
-_LOOP_CUE_RE = re.compile(f"{_RESTART_RE.pattern}|{_RESTATE_RE.pattern}")
+_LOOP_CUE_RE = _screen(_RESTART_RE, _RESTATE_RE)
 _LOOP_CUE_MIN_CHARS = 60  # shorter replies cannot hold three restarts or four restatements
 _RESTATE_MIN_CHARS = 120  # four connectives and the points they restate take at least this much (CJK counted once)
 
@@ -583,9 +600,22 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
         return None
     total = sum(counts.values())
     item, k = max(counts.items(), key=itemgetter(1))
-    if k < min_repeats or k < min_share * total or _categorical(counts, item, k):
+    if k < min_repeats or _categorical(counts, item, k):
         return None
-    return {"check": "repeated_item", "item": item[:120], "count": k, "items": total}
+    if k >= min_share * total:
+        return {"check": "repeated_item", "item": item[:120], "count": k, "items": total}
+    # A few items taking turns ("1. 高兴 2. 开心 3. 快乐 4. 高兴 ..."): a cycle is as stuck as one item.
+    cycle = [(i, n) for i, n in counts.items() if n >= min_repeats]
+    if len(cycle) > _MAX_CYCLING_ITEMS or sum(n for _, n in cycle) < _CYCLE_SHARE * total or \
+            all(i in _ANSWER_VALUES for i, _ in cycle):
+        return None
+    return {"check": "repeated_items", "items_repeated": [i[:40] for i, _ in cycle], "count": k, "items": total}
+
+
+# At most this many different items repeating in turn still make one stuck list (more is a table) ...
+_MAX_CYCLING_ITEMS = 3
+# ... when they are nearly the whole list (a schedule repeats its entries between other lines: month names).
+_CYCLE_SHARE = 0.8
 
 
 def _categorical(counts: dict[str, int], item: str, k: int) -> bool:

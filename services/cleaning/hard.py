@@ -66,9 +66,11 @@ _DEFERRAL_RE = re.compile(
     r"|(?:我)?(?:这边)?再帮(?:您|你)(?:看|查)一下[。！!～~]*\s*$|我来(?:帮(?:您|你))?(?:看|查|分析)一下[。！!～~]*\s*$"
     r"|请稍等|稍等(?:一下|片刻)|稍后(?:再)?(?:给你|发给你|回复|发送|整理)|想好了?再(?:写|发|给)|我再想(?:一想|想)"
     r"|等我(?:想|整理|考虑)(?:好|一下)"
-    r"|少々お待ち|しばらくお待ち|考えさせて(?:いただけ|ください|もらえ)|構想を練って|後ほど(?:お送り|お届け|ご連絡|改めて)"
+    r"|少々お待ち|しばらくお待ち|考えさせて(?:いただけ|ください|もらえ)|構想を練って|後ほど[^。\n]{0,24}?(?:お送り|お届け|ご連絡|改めて|共有|ご提出)"
     r"|改めて(?:お送り|ご連絡|お届け)"
-    r"|잠시만\s*기다려|생각해\s*볼게요|생각(?:이)?\s*정리되면|다시\s*말씀드릴게요|나중에\s*(?:보내|드릴|알려))",
+    r"|잠시만\s*기다려|생각해\s*볼게요|생각(?:이)?\s*정리되면|다시\s*말씀드릴게요|나중에\s*(?:[^.!?\n]{0,20}?\s)?(?:보내|드릴|알려)"
+    r"|\b(?:I'?ll|I\s+will)\s+(?:send|share|email|get)\s+(?:it|this|that|the\s+\w+|you\s+the\s+\w+)\s+"
+    r"(?:over\s+|to\s+you\s+)?(?:shortly|later|soon|in\s+a\s+(?:bit|while|few\s+minutes))\b)",
     re.I,
 )
 _DEFERRAL_MAX = 400
@@ -88,29 +90,82 @@ _ANNOUNCED_MAX = 80
 _TOOL_FAILED_RE = re.compile(
     r"\"(?:status|state|result)\"\s*:\s*\"(?:failed|failure|error|rejected|denied|unavailable|fully_booked|not_found"
     r"|declined)\""  # "cancelled" is what a cancellation succeeding says
+    r"|\"(?:success|ok)\"\s*:\s*false\b"
     r"|\"error\"\s*:\s*\"[^\"]{3,}|\b(?:40[0134]|409|422|5\d\d)\s+(?:Forbidden|Not\s+Found|Unauthorized|Bad\s+Request"
     r"|Conflict|Internal\s+Server\s+Error|Service\s+Unavailable|Bad\s+Gateway)\b|^Traceback\s|\bPermission\s+denied\b",
     re.I | re.M,
 )
+# A tool result saying a schedule slipped, or that nothing is left; a close claiming the opposite (on time,
+# in stock) without a word of it contradicts the result it follows.
+_DELAY_RESULT_RE = re.compile(
+    r"\"(?:status|state|flight_status)\"\s*:\s*\"(?:delayed|cancell?ed|diverted|延误|晚点|取消|遅延|欠航|지연|결항)",
+    re.I,
+)
+_ON_TIME_CLAIM_RE = re.compile(
+    r"\bon\s+(?:time|schedule)\b|准点|正点|按时(?:起飞|到达)|定刻(?:通り)?|予定通り|정시|정상\s*(?:운항|출발|도착)",
+    re.I,
+)
+_DELAY_SAID_RE = re.compile(r"\bdelay|\blate\b|cancel|延误|晚点|推迟|取消|遅延|遅れ|欠航|지연|늦|결항", re.I)
+_STOCK_FIELD_RE = re.compile(
+    r"\"(?:available|in_stock|stock|inventory|on_hand|qty_available|quantity_available|available_qty)\"\s*:\s*"
+    r"(\d+(?:\.\d+)?|true|false)", re.I)
+_NO_STOCK_RESULT_RE = re.compile(
+    r"\bout\s+of\s+stock\b|\bsold\s+out\b|缺货|无货|售罄|在庫(?:なし|切れ)|品切れ|재고\s*없|품절", re.I)
+_NO_STOCK_SAID_RE = re.compile(_NO_STOCK_RESULT_RE.pattern + r"|\b(?:no|zero|0)\s+(?:units|stock|left)\b", re.I)
+_IN_STOCK_CLAIM_RE = re.compile(
+    r"\bin\s+stock\b|\b(?:plenty|enough)\s+(?:of\s+)?(?:stock|units|inventory)\b|\bships?\s+today\b"
+    r"|有货|现货|库存(?:充足|足够|充裕)|在庫(?:あり|がございます|は十分|が十分)|재고(?:가|는)?\s*(?:충분|있)|(?:출고|발송)\s*가능",
+    re.I,
+)
+
+
+def _nothing_in_stock(result: str) -> bool:
+    """True when every stock figure of the result is zero (or false), or it says out of stock in words."""
+    figures = _STOCK_FIELD_RE.findall(result)
+    if figures:
+        return all(f.lower() in ("false",) or (f.lower() != "true" and float(f) == 0) for f in figures)
+    return _NO_STOCK_RESULT_RE.search(result) is not None
+
+
+def contradicted_result(result: str, reply: str) -> str | None:
+    """The claim in ``reply`` that the tool ``result`` contradicts (on time when delayed, in stock when none
+    is left), when the reply says nothing of the actual state; else None."""
+    if _DELAY_RESULT_RE.search(result) and (m := _ON_TIME_CLAIM_RE.search(reply)) and not _DELAY_SAID_RE.search(reply):
+        return m.group(0)
+    if (m := _IN_STOCK_CLAIM_RE.search(reply)) and _nothing_in_stock(result) and not _NO_STOCK_SAID_RE.search(reply):
+        return m.group(0)
+    return None
+
+
 # A close claiming the action worked or the thing is on its way.
 _SUCCESS_CLAIM_RE = re.compile(
     r"\b(?:successfully|has\s+been\s+(?:booked|completed|shipped|sent|confirmed|deployed|created|cancell?ed|processed)"
     r"|(?:has|have)\s+shipped|(?:is|are)\s+(?:confirmed|booked|reserved|on\s+(?:its|their)\s+way)|went\s+through"
-    r"|all\s+good|completed\s+successfully)\b"
+    r"|all\s+good|completed\s+successfully"
+    # The assistant saying it did the act itself: "I've sent the email", "I have processed your refund".
+    r"|(?:I|we)(?:'ve|\s+have)\s+(?:now\s+|just\s+|already\s+)?(?:sent|processed|issued|booked|cancell?ed|submitted"
+    r"|scheduled|created|updated|deleted|deployed|transferred|refunded|placed|completed|reserved|posted|renewed"
+    r"|ordered|paid)\b)\b"
     r"|(?:予約|手続き|送信|登録|処理|デプロイ)が?完了(?:しました|いたしました)|お取りしています"
     r"|成功|已(?:完成|预订|预定|发货|发送|提交|办理)|(?:预订|预约|下单)成功"
-    r"|(?:완료|성공)(?:됐|되었|했)|정상적으로\s*(?:완료|처리|배포)",
+    r"|(?:완료|성공)(?:됐|되었|했)|정상적으로\s*(?:완료|처리|배포)"
+    r"|(?:送信|処理|発行|予約|返金|手配)(?:いたし|し)ました|已(?:为您|给您|帮您)(?:发送|处理|办理|预订|退款|取消)"
+    r"|(?:처리|발송|전송|환불|예약)(?:해\s*드렸|했)습니다",
     re.I,
 )
 # ... and a close that says it did not (then the claim is about something else, or a retry).
 _FAILURE_SAID_RE = re.compile(
-    r"\b(?:unfortunately|couldn'?t|could\s+not|failed|unable|not\s+able|error|denied|sorry)\b"
+    r"\b(?:unfortunately|couldn'?t|could\s+not|failed|unable|not\s+able|error|denied"
+    # An apology for the wait is manners, not a failure reported.
+    r"|sorry(?!\s+(?:for|about)\s+(?:the\s+|any\s+)?(?:wait|delay|inconvenience|trouble|confusion)))\b"
     r"|申し訳|できませんでした|失敗|エラー|满员|失败|无法|未能|抱歉|실패|못\s*했|죄송|오류",
     re.I,
 )
 # A one-line reply at most this long (CJK characters weigh double) cannot hold an explanation asked for
-# in detail, or code asked for.
+# in detail, or code asked for ...
 _ONE_LINER_MAX = 90
+# ... nor, this long, a piece asked for whole ("the full postmortem", 코드 전체): one sentence is no document.
+_WHOLE_PIECE_LINE_MAX = 240
 
 
 # A plan or an itinerary asked for: 일정 짜줘, 帮我做个行程, 旅程を立てて, "plan my trip day by day".
@@ -123,10 +178,20 @@ _PLAN_RE = re.compile(
 )
 
 
-# A piece asked for whole or at a length: "a full summary", 完整的发言稿, "1,000자 정도로", "8到10分钟", "400字".
+# A piece asked for whole: "a full summary", "the complete code", 完整的发言稿, 코드 전체 ...
+_WHOLE_PIECE_RE = re.compile(
+    r"\b(?:full|complete|entire|comprehensive)\s+(?:[\w-]+\s+){0,3}?(?:summary|report|draft|speech|letter|essay"
+    r"|document|plan|script|post-?mortem|code|implementation|guide|readme|proposal|spec(?:ification)?|review|analysis"
+    r"|article|write-?up|presentation|contract|policy|manual|tutorial|program|module|class|service|runbook|sop"
+    r"|checklist|handbook|curriculum|syllabus)s?\b"
+    r"|完整的|全文|(?:全部|完整)(?:的)?(?:代码|实现|文档|报告)|(?:代码|文档|报告)(?:全部|完整)"
+    r"|(?:全て|すべて|全部|完全な)(?:の)?(?:コード|実装|ドキュメント|資料|報告書)"
+    r"|(?:코드|문서|보고서|기획서|구현)\s*(?:전체|전부)|(?:전체|전부)\s*(?:코드|문서|보고서|구현)",
+    re.I,
+)
+# ... or at a length: "1,000자 정도로", "8到10分钟", "400字".
 _LENGTH_ASKED_RE = re.compile(
-    r"\b(?:full|complete|entire)\s+(?:\w+\s+){0,3}?(?:summary|report|draft|speech|letter|essay|document|plan|script)\b"
-    r"|完整的|全文|\b\d[\d,]{2,}\s*(?:words|characters)\b|\d[\d,]{2,}\s*(?:字|文字|자)"
+    _WHOLE_PIECE_RE.pattern + r"|\b\d[\d,]{2,}\s*(?:words|characters)\b|\d[\d,]{2,}\s*(?:字|文字|자)"
     r"|\d+\s*(?:到|~|-|〜)?\s*\d*\s*(?:分钟|分間|분|minutes?)\b",
     re.I,
 )
@@ -408,11 +473,10 @@ class HardFilter(ParamStep[HardFilterParams]):
             return None
         system = " ".join(message_text(m.get("content")) for m in msgs if m.get("role") == "system")
         asked = message_text(users[-1].get("content"))
-        request = f"{system}\n{asked}".strip()
         # An empty reply answers nothing, however short the right answer is. Asked only of replies a
         # check would flag (the request cues are the step's costliest part).
         def short_ok() -> bool:
-            return bool(text) and (expects_short_answer(request)
+            return bool(text) and (expects_short_answer(asked, system=system)
                                    or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text)))
                                    or (asks_for_repetition(asked) and bool(_REPEATED_UNIT_RE.fullmatch(text)))
                                    or (_mostly_code(text) and asks_for_code(asked)))
@@ -425,7 +489,8 @@ class HardFilter(ParamStep[HardFilterParams]):
             return {**window, "check": "piece_missing"}
         if (deferred := deferral_evidence(text)) is not None:
             return {**window, **deferred}
-        if text and len(text) <= _ONE_LINER_MAX and text_weight(text) <= _ONE_LINER_MAX and "\n" not in text \
+        one_line_max = _WHOLE_PIECE_LINE_MAX if _WHOLE_PIECE_RE.search(asked[:REQUEST_HEAD_CHARS]) else _ONE_LINER_MAX
+        if text and len(text) <= one_line_max and text_weight(text) <= one_line_max and "\n" not in text \
                 and "```" not in text \
                 and _asks_for_work(asked[:REQUEST_HEAD_CHARS]) and not short_ok() and not is_refusal(text):
             # "Explain each step and why" or "write me a scraper" answered in one line: the work is missing.
@@ -461,6 +526,9 @@ class HardFilter(ParamStep[HardFilterParams]):
             # The tool failed and the reply says it worked: the close contradicts the result it follows.
             return {"check": "success_after_failure", "window": text[max(0, claim.start() - 40):claim.end() + 40],
                     "result": result[:120], "reply_chars": len(text)}
+        if (claimed := contradicted_result(result, text)) is not None:
+            return {"check": "contradicts_result", "claim": claimed, "window": text[:120], "result": result[:120],
+                    "reply_chars": len(text)}
         if "?" in text or "？" in text:
             return None
         asked = next((message_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")

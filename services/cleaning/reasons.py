@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["DROP_REASONS", "DROP_REASONS_VERSION", "INVALID_ROW", "is_known_reason"]
 
-DROP_REASONS_VERSION = "6"
+DROP_REASONS_VERSION = "7"
 
 INVALID_ROW = "invalid_row"
 
@@ -21,20 +21,22 @@ DROP_REASONS: dict[str, str] = {
     "trivial_single_turn": "one user turn that is a greeting or a very short simple question",
     "shallow_reply": ("the last reply only acknowledges, defers, or answers a request for substance in one line;"
                       " one user and one short reply without reasoning or tool calls, not asked to be short; or,"
-                      " after tool results, a close that only announces them or claims a success they deny"),
+                      " after tool results, a close that only announces them, claims a success they deny, or"
+                      " states the opposite of what they say (on time when delayed, in stock when none is left)"),
     "all_empty_assistant": "every assistant turn is empty (no text, media, reasoning or calls)",
     "system_deny_keyword": "the system prompt contains a configured deny keyword (whole word)",
     "round_too_long": "one message is longer than max_chars_per_round",
     "total_too_long": "all messages together are longer than max_total_chars",
     "too_many_rounds": "more user/assistant rounds than max_rounds",
     "dead_loop": ("an assistant turn hesitates, cascades corrections, repeats itself, one sentence or one list"
-                  " item (or names one thing in most items), or loops a tool call (the same calls answered the same"
-                  " way)"),
+                  " item (or a few items in turn, or names one thing in most items), or loops a tool call (the same"
+                  " calls answered the same way)"),
     "duplicate": "the same conversation was already kept (global dedup)",
     "near_duplicate": "a near copy (MinHash Jaccard at or above the threshold) of a kept conversation",
     "refusal": "an assistant turn refuses the task (or opens by sending the user off to do it themselves)",
-    "token_soup": ("an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, script chaos, salad or"
-                   " words in shuffled order)"),
+    "token_soup": ("an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, strings of mixed"
+                   " symbols, script chaos, salad, words in shuffled order, or mojibake of UTF-8 or a legacy CJK"
+                   " code page)"),
     "model_not_allowed": "the row's model id is not in the allowed families",
     "no_key_rounds": "the intent classifier found no key round",
     "score_no_context": "no round of the row could be scored",

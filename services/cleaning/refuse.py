@@ -113,8 +113,10 @@ _SOFT_CJK = (
      r"(?:できません|お答えできません|対応できません|いたしかねます|致しかねます|できかねます|お手伝いできません"
      # Business Japanese for "we do not take (such requests)": 変更はこちらでは承っておりません.
      r"|(?:承|うけたまわ)っておりません|(?:お受け|受け付け|受付)(?:して|し|て)?おりません)"),
-    (r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,40}?"
-     r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없)"),
+    (r"(?:죄송하지만|죄송합니다만|유감스럽게도|죄송합니다[.,]?).{0,60}?"
+     r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없"
+     # What cannot be given, named: 엑셀 사용법에 대한 안내는 어렵습니다.
+     r"|(?:안내|답변|설명|도움|지원|상담)(?:은|는|을|를|이|가)?\s*(?:드리기\s*|해\s*드리기\s*)?(?:어렵|불가))"),
     # The humble form is an action done for the listener, so declining it declines the user's
     # request, with or without an apology: お引き受けできません, お伝えすることはできません.
     # The past tense (お手伝いできませんでした) reports, it does not decline.
@@ -202,13 +204,16 @@ _AI_ID = (
 # ... and an inability said by the assistant.
 _AI_CANT = (
     r"\bI(?:'m|\s+am)?\s+(?:really\s+|just\s+|simply\s+)?(?:can'?t" + _IDIOM + r"|cannot" + _IDIOM
-    + r"|(?:not\s+able|unable)\s+to|won'?t"
+    + r"|(?:not\s+able|unable)\s+to|(?:not\s+capable|incapable)\s+of|lack\s+the\s+(?:ability|capability|capacity)"
+    r"|won'?t"
     r"|do\s*n[o']?t\s+(?:have\s+(?:the\s+)?(?:ability|capability|capacity|access|real-time)|make|form|hold)"
     r"|have\s+no\s+(?:way|ability|access))"
-    r"|无法|不能|不可以|没有办法|没办法|不具备|没有能力|做不到"
+    r"|无法|不能|不可以|没有办法|没办法|不具备|没有能力|做不到|没有[^。，,！？]{0,8}?(?:功能|能力)"
     r"|できません|できかねます|いたしかねます|致しかねます|不可能です|(?:言え|でき|答えられ)(?:ない|ません)"
+    # Lacking the function or the ability: 翻訳を行う機能がありません, 能力は持ち合わせておりません.
+    r"|(?:機能|能力)(?:が|は)?(?:(?:あり|ござい)ません|ない|持っていません|持ち合わせて(?:い|お)りません)"
     r"|(?:差し)?控えさせていただきます"
-    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능|(?:권한|능력|방법)이\s*없|(?:느끼|경험하|체험하|맛보)지\s*못(?:해|합|하|했)"
+    r"|수(?:는|가|도)?\s*없|어렵습니다|불가능|(?:권한|능력|방법|기능)이\s*없|(?:느끼|경험하|체험하|맛보)지\s*못(?:해|합|하|했)"
 )
 # Both in one sentence, in either order, is the disclaimer; a sentence is what lies between
 # terminators, so the AI aside and an inability in another sentence stay apart.
@@ -218,7 +223,7 @@ _SENTENCE_GAP = r"[^.!?。！？\n]*?"
 _THEREFORE = (r"[.!?。！？]\s*(?:そのため|ですので|なので|因此|所以|따라서|그래서|그러므로|so|therefore|that'?s\s+why"
               r"|for\s+that\s+reason)[、,，\s]*")
 _AI_SELF = re.compile(
-    r"(?=[aiI作身我人言인언无不没做でい致수어불差控권능방느경체맛])"
+    r"(?=[aiI作身我人言인언无不没做でい致수어불差控권능방느경체맛機能])"
     r"(?:(?:" + _AI_ID + r")" + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
     r"|(?:" + _AI_ID + r")" + _SENTENCE_GAP + _THEREFORE + _SENTENCE_GAP + r"(?:" + _AI_CANT + r")"
     r"|(?:" + _AI_CANT + r")" + _SENTENCE_GAP + r"(?:" + _AI_ID + r"))",
@@ -292,12 +297,13 @@ _AI_WORDS = ("ai", "artificial", "language model", "assistant", "chatbot", "人�
 # Said before any code and near the start, it is the reply declining the task, whatever tips follow.
 _DIY = re.compile(
     # The first characters of every alternative: one test rules out most positions.
-    r"(?=[sSyYiIwWdDmM建最还你您而ご직스])"
+    r"(?=[sSyYiIwWdDmMtTcC建最还你您而ご직스])"
     r"(?:\b(?:so\s+(?:that\s+)?you\s+can|you\s+(?:should|could|might\s+want\s+to)"
     r"|I(?:'d|\s+would)?\s+(?:suggest|recommend|encourage)"
     r"\s+(?:that\s+)?you|(?:it'?s|it\s+is|it'?d\s+be|it\s+would\s+be)\s+(?:best|better)\s+(?:if\s+you|for\s+you\s+to))"
     r"\s+(?:\w+\s+){0,3}?(?:it|this|that|them|the\s+\w+)\s+(?:yourself|on\s+your\s+own)\b"
     r"|\b(?:writing|doing|drafting|making)\s+(?:it|this|that|the\s+\w+)\s+yourself\b"
+    r"|\b(?:try|trying|consider)\s+(?:writing|drafting|composing|making|creating)\s+(?:one\s+)?your\s+own\b"
     r"|\b(?:written|said)\s+in\s+your\s+own\s+(?:words|voice)\b"
     r"|\byou\s+(?:should|could|might\s+want\s+to)\s+(?:write|say|put)\s+(?:it\s+|this\s+|that\s+)?in\s+your\s+own\s+(?:words|voice)\b"
     r"|(?:建议|最好|还是)(?:是)?(?:你|您)(?:自己|亲自)(?:先|再)?(?:尝试|试着|动手)?(?:写|做|算|改|来|查|试|读|修改|调整)"
@@ -319,7 +325,7 @@ _DECLINE_HEAD = 200
 
 _PIVOT = re.compile(
     r"(?=[liahbywW让改尝不然但代たしでけま대하없않어])"
-    r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here'?s"
+    r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here(?:'?s|\s+is|\s+are)"
     r"|what\s+I\s+can\s+do\b"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use)"
     r"|but\b[^.!?\n]{0,80}?\b(?:I\s+can\s+help|I\s+can\s+(?:explain|show|walk)|I'?d\s+be\s+happy\s+to))\b"
@@ -329,6 +335,15 @@ _PIVOT = re.compile(
     r"|(?:없|않|어렵)지만)",
     re.I,
 )
+
+# Help of a lesser kind than the task ("some general tips", 힌트, 思路, アドバイス) named around a pivot.
+_LESSER_HELP = re.compile(
+    r"\b(?:tips|hints?|pointers|general\s+(?:advice|guidance|suggestions|information|steps|guidelines)"
+    r"|some\s+(?:advice|suggestions|ideas|guidance))\b"
+    r"|힌트|팁|조언|요령|가이드라인|提示|技巧|思路|要点|小建议|一些建议|ヒント|アドバイス|コツ",
+    re.I,
+)
+_LESSER_REACH = 60
 
 # What may stand between a cue and the disclaimer it leads into ("However, as an AI", "しかしながら、AI").
 _LEAD_IN = " \t\n,，、。.!！:：;；"
@@ -377,7 +392,7 @@ _ABOUT_REQUEST = re.compile(
     r"|(?:写|撰写|起草|编写|生成|代写)[^。！？]{0,15}?(?:信|邮件|函|消息|短信|通知|内容|文字|文案|回复)"
     r"|(?:这种|这类|此类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知|e-?mail|letter"
     r"|message)"
-    r"|帮(?:你|您)(?:写|撰写|起草)"
+    r"|帮(?:你|您)(?:写|撰写|起草)|帮助(?:你|您)(?:写|撰写|起草|拒绝|回绝|推掉|处理|回复)"
     r"|\b(?:that|this|it)(?:'s|\s+is)(?:\s+not|n't)\s+something\b"
     r"|(?:メール|手紙|文面|文章|メッセージ)(?:と\s*なると|となれば|については|に関しては)"
     r"|그건|그것은"
@@ -420,7 +435,8 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "rather not", "prefer not", "feel comfortable",
                 "don't have", "do not have", "don't make", "do not make", "don't form",
                 "have no", "not allowed",
-                "not permitted", "not authorized", "for me to", "not comfortable", "violat", "against", "inappropriate",
+                "not permitted", "not authorized", "for me to",
+                "capable of", "lack the", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
@@ -431,7 +447,7 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "っておりません", "しておりません", "けておりません", "受付おりません",
                  "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围", "かねます",
-                 "불가", "거절", "거부", "드리지", "조심스럽", "적절하지",
+                 "불가", "거절", "거부", "드리지", "조심스럽", "적절하지", "功能", "能力", "機能",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아", "제한", "限制", "ポリシー")
 
 
@@ -547,14 +563,24 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
         return False  # a piece was asked for: only the piece itself (its salutation or subject) is content
     if not rest.strip(" \t\n.!?,;:。！？，、"):
         return False  # the cue closes the reply ("... reach out to a local group instead."): nothing follows
-    # Only content cancels: a short offer of lesser help after the pivot still declines.
-    return text_weight(rest.strip()) >= _OFFER_MAX or _OFFER.search(rest) is None
+    # Only content cancels: a short offer of lesser help after the pivot still declines ...
+    if text_weight(rest.strip()) < _OFFER_MAX:
+        return _OFFER.search(rest) is None
+    # ... and so does a long one named as such at the turn ("Here are some general tips instead", 대신 힌트를
+    # 드릴게요), unless what was declined is only something the assistant cannot do or look at itself.
+    named = _LESSER_HELP.search(window, max(soft.end(), pivot.start() - _LESSER_REACH), pivot.end() + _LESSER_REACH)
+    return named is None or _OWN_ACT.search(window, max(0, soft.start() - 12), soft.end() + 24) is not None
 
 
-# A bodily act an AI cannot do ("as an AI I can't taste it", AI라서 맛볼 수 없지만, AIなので食べられませんが):
-# the aside concerns the act, not the task, when the help follows it.
-_BODILY_ACT = re.compile(
-    r"\b(?:taste|smell|eat|drink|touch|hug|sniff|physically|in\s+person)\b|味見|味わ|食べ|飲め|嗅|맛보|맛을|먹어|냄새|尝|闻|吃",
+# A bodily act an AI cannot do ("as an AI I can't taste it", AI라서 맛볼 수 없지만, AIなので食べられませんが),
+# or something it cannot look at for itself (your database, today's prices: "I can't connect to your
+# database, but the error you pasted ..."): the aside concerns the act, not the task, when the help follows it.
+_OWN_ACT = re.compile(
+    r"\b(?:taste|smell|eat|drink|touch|hug|sniff|physically|in\s+person"
+    r"|check|connect|access|see|view|look\s+(?:at|up)|browse|verify|inspect|test|run|reproduce)\b"
+    r"|\b(?:hear|listen)\b|味見|味わ|食べ|飲め|嗅|聴|聞|맛보|맛을|먹어|냄새|듣|들어|尝|闻|吃|听"
+    r"|查看|连接|访问|确认|检查|看到|测试|確認|接続|アクセス|見(?:る|られ|ること)|検証"
+    r"|확인|접속|접근|볼\s*수|테스트",
     re.I,
 )
 # What must follow the aside for the reply to be the help itself (CJK characters weigh double).
@@ -572,7 +598,7 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
         return True
     # The act follows the inability ("can't taste") or precedes it (맛볼 수 없): a few words either side.
     near = window[max(0, soft.start() - 12):soft.end() + 24]
-    return _BODILY_ACT.search(near) is not None and text_weight(window[soft.end():]) >= _HELP_AFTER
+    return _OWN_ACT.search(near) is not None and text_weight(window[soft.end():]) >= _HELP_AFTER
 
 
 def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = False,

@@ -37,21 +37,27 @@ _I = re.I
 _BRIEF = re.compile(
     r"\b(?:just|only)\s+(?:give\s+|say\s+|write\s+|reply\s+with\s+|answer\s+with\s+)?(?:me\s+)?(?:the\s+|a\s+|one\s+)?"
     r"(?:number|answer|name|word|result|value|code|letter|digit|year|date|city|country|term|translation|yes|no"
-    r"|kanji|hanzi|character|symbol|emoji|abbreviation|acronym|initials)s?\b"
+    r"|kanji|hanzi|character|symbol|emoji|abbreviation|acronym|initials|pinyin|romaji|romanization|reading|furigana"
+    r"|ipa|transcription|pattern|regex|formula|command|query|label|category|grade|score|total|sum|count|price"
+    r"|id|url|link|filename|title|unit|ticker|output)s?\b"
+    r"|\b(?:number|answer|name|word|result|value|code|digit|year|date|translation|pinyin|romaji|reading|pattern"
+    r"|regex|formula|command|query|label|category|grade|score|total|price|id|url|link|title|unit|ticker|output)s?"
+    r"\s+only\b|\byes\s*/\s*no\b|\by/n\b"
     r"|\b(?:reply|answer|respond)\s+(?:with\s+)?(?:only|just)\b|\b(?:only|just)\s+the\s+\w+(?:,\s*please)?[.!]?\s*$"
-    r"|\b(?:one|single|1|a)[-\s]word\b|\byes\s+or\s+no\b|\btrue\s+or\s+false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
+    r"|\b(?:one|single|1|a)[-\s]word\b|(?<!\w)[\x22'“‘]?yes[\x22'”’]?\s+or\s+[\x22'“‘]?no\b|(?<!\w)[\x22'“‘]?true[\x22'”’]?\s+or\s+[\x22'“‘]?false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
     r"|\bno\s+(?:explanation|details|elaboration)\b|\bbriefly\b|\bone[-\s](?:line|sentence)\b|\bwithout\s+explanation\b"
     r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
     r"|不(?:用|要|需要|必)解释|(?:别|无需|不带)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
     r"|只(?:告诉我|给(?:我)?)(?:数字|结果|答案|译文|翻译|代码|公式|名字|一个)"
-    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い)|だけで(?:いい|良い|よい|大丈夫|結構|OK)|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|はい\s*か\s*いいえ|説明(?:なし|不要|は?いらない|抜き)"
+    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い|抜き出|抽出|出力|挙げ|示し|記入|返答)|だけで(?:いい|良い|よい|大丈夫|結構|OK|[。.!！]?\s*$)"
+    r"|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|[「『\x22]?はい[」』\x22]?\s*か\s*[「『\x22]?いいえ|説明(?:は|も)?(?:なし|無し|不要|いらない|抜き)"
     # "Keep it short", 简单一点, 手短に, 간단하게 말해: the user sets the length, so a short answer is complete.
     r"|\bkeep\s+it\s+(?:short|simple|brief)\b|\b(?:short|quick|brief)\s+(?:answer|version|reply)\b|\bin\s+short\b"
     r"|简单(?:一点|点|些|说|地说|回答|讲讲?)|简要(?:回答|说)|手短に|簡単に(?:教え|説明|答え|言う|まとめ)|短く(?:答え|教え|説明)"
     r"|간단(?:하게|히)\s*(?:답|말|설명|알려|정리)"
     r"|\b(?:in|as|using)\s+(?:digits|numerals|a\s+(?:plain\s+)?number)\b|用(?:阿拉伯)?数字(?:写|表示|回答)|写成(?:阿拉伯)?数字"
     r"|数字で(?:書|表|答|示)|숫자로\s*(?:써|적어|표기|나타내|표현|답)"
-    r"|(?:숫자|이름|단어|답|정답|결과)만|[가-힣]{1,4}만\s*(?:줘|주세요|알려\s*줘|알려\s*주세요|써\s*줘|적어\s*줘)|[가-힣/]{1,12}(?:으로|로)만\s*(?:답|대답|말)|(?:예|네)\s*/\s*아니(?:오|요)(?:로|으로)만|只(?:给|要)\s*(?:我\s*)?(?:regex|正则|代码|公式|答案|结果|数字|命令|SQL)|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
+    r"|(?:숫자|이름|단어|답|정답|결과)만|(?:^|\s)[가-힣/]{1,8}만[.!]?\s*$|[가-힣]{1,4}만\s*(?:줘|주세요|알려\s*줘|알려\s*주세요|써\s*줘|적어\s*줘)|[가-힣/]{1,12}(?:으로|로)만\s*(?:답|대답|말)|(?:예|네)\s*/\s*아니(?:오|요)(?:로|으로)만|只(?:给|要)\s*(?:我\s*)?(?:regex|正则|代码|公式|答案|结果|数字|命令|SQL)|한\s*(?:단어|마디|문장)로|간단히\s*(?:답|말)|예\s*또는\s*아니오|짧게\s*(?:답|말)|설명\s*(?:없이|빼고|필요\s*없)",
     _I,
 )
 # Closed questions whose right answer is short: arithmetic, or a pick among listed options.
@@ -107,8 +113,12 @@ _REPEAT = re.compile(
     r"|重复|反复|(?<![第\d一二三四五六七八九十百两])(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*遍"
     r"|(?:写|说|念|读|喊|输出|打印|抄)[^。，？！\n]{0,8}?(?<![第\d一二三四五六七八九十百两])"
     r"(?:\d+|[二三四五六七八九十百两][一二三四五六七八九十百两]*)\s*次"
-    r"|繰り返|(?<![第\d一二三四五六七八九十百])[\d一二三四五六七八九十百]+\s*回"
-    r"|반복|[\d]+\s*번(?!\s*(?:째|문제|문항|항목|질문))|(?:두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*째)"
+    # 回 and 번 count anything too (2回走る, 두 번 실행돼: it runs twice), so a verb that says or writes
+    # must follow (10回書いて, 다섯 번 써 줘).
+    r"|繰り返|(?<![第\d一二三四五六七八九十百])[\d一二三四五六七八九十百]+\s*回[^。？！\n]{0,10}?"
+    r"(?:書|言|唱え|出力|表示|打|叫|読|コピー|並べ)"
+    r"|반복|(?:[\d]+|두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*번(?!\s*(?:째|문제|문항|항목|질문))[^.?!\n]{0,12}?"
+    r"(?:써|적어|말해|출력|외쳐|읽어|불러|쳐|입력)"
     # A quoted item on N lines: 「ありがとう」を10行, “加油”写20行, '감사합니다'를 10줄, "thank you" on 10 lines.
     r"|[」』\"”'’]\s*(?:を|写|를|을)?\s*[\d一二三四五六七八九十百两]+\s*(?:行|줄)"
     r"|[\"”'’]\s*(?:on|in)\s+(?:\d+|ten|five|twenty)\s+(?:lines|rows)\b"
@@ -121,13 +131,21 @@ _REPEAT = re.compile(
 # The same entries for every day or week: a tracker, a schedule, a checklist per day.
 _EACH_PERIOD = re.compile(
     r"\b(?:each|every|per)\s+(?:day|week|month|morning|evening|night|weekday)\b|\bdaily\b|\bweekly\b"
-    r"|每(?:天|日|周|星期|个?月|晚|早)|(?:一|1)(?:周|星期)|打卡|毎(?:日|週|朝|晩)|(?:一|1)週間|매(?:일|주|달|일\s*아침)|일주일",
+    r"|每(?:天|日|周|星期|个?月|晚|早)|(?:一|1)(?:周|星期)|打卡|毎(?:日|週|朝|晩)|(?:一|1)週間|매(?:일|주|달|일\s*아침)|일주일"
+    # A dose or a habit so many times a day, for so many days: a day-by-day checklist.
+    r"|\b(?:\d+\s+times|once|twice)\s+(?:a|per)\s+day\b|(?:1|一)日\s*\d+\s*回|\d+\s*日分|毎食|一天\s*\d+\s*次"
+    r"|하루\s*\d+\s*(?:번|회)|\d+\s*일치"
+    # ... or for every one of several named things: a checklist per service, a section for each team.
+    r"|\b(?:for\s+(?:each|every)|per)\s+(?:service|team|region|store|branch|department|product|class|student"
+    r"|environment|member|client|customer|site|project|module|country|city)\b"
+    r"|ごとに|それぞれ(?:の|に|で)|每(?:个|一个|位|项)|各(?:个|项)|分别|[가-힣]{1,6}별로|각각",
     _I,
 )
 
 
 def asks_for_each_period(user: str) -> bool:
-    """True when the user asks for the same entries for every day, week or month (a tracker, a schedule)."""
+    """True when the user asks for the same entries for every day, week or month (a tracker, a schedule),
+    or for each of several named things (a checklist per service)."""
     return bool(_EACH_PERIOD.search(user))
 
 
@@ -188,7 +206,7 @@ _CODE_REQUEST = re.compile(
     r"|sql|c\+\+|ruby|php)\b|(?:写|编写|实现)[^。？！\n]{0,6}?(?:Python|JavaScript|TypeScript|Java|Go|Rust|Shell|Bash|SQL)"
     r"|(?:関数|コード|スクリプト|正規表現|クエリ|SQL|コマンド|数式|アスキーアート|プログラム)[^。？！\n]{0,10}?"
     r"(?:書い|作っ|作成|教え|ください|生成)"
-    r"|(?:함수|코드|스크립트|정규식|정규\s*표현식|쿼리|SQL|명령어|수식|아스키\s*아트|프로그램)\S*\s*"
+    r"|(?:함수|코드|스크립트|정규식|정규\s*표현식|쿼리|SQL|명령어|수식|아스키\s*아트|프로그램)\S*\s*(?:[가-힣]{1,3}\s+)?"
     r"(?:짜|작성|만들|써|알려|줘)",
     _I,
 )
@@ -385,23 +403,25 @@ def asks_for_detail(user: str) -> bool:
 _SHORT_TASK_MAX_CHARS = 300
 
 
-def expects_short_answer(request: str) -> bool:
+def expects_short_answer(request: str, *, system: str = "") -> bool:
     """True when the request's right answer is short: a stated bound, a closed question, a one-item task.
 
-    ``request`` is the text the reply answers: the system prompt and the user turn together,
-    because a fixed output format ("output exactly one label") is usually set in the system prompt.
+    ``request`` is the user turn the reply answers; ``system`` the system prompt, where a fixed
+    output format ("output exactly one label") is usually set: its cues count as the request's,
+    but its length does not make the question any longer.
     """
-    if asks_for_brevity(request) or _BOUND.search(request):
+    both = f"{system}\n{request}" if system else request
+    if asks_for_brevity(both) or _BOUND.search(both):
         return True
     if closed_question(request):
         return True
-    if len(request) > _SHORT_TASK_MAX_CHARS or _DETAIL.search(request):
+    if len(request) > _SHORT_TASK_MAX_CHARS or _DETAIL.search(both):
         return False
     if _TRANSFORM.search(request) and _ITEM.search(request.strip()):
         return True
-    if _CLASSIFY.search(request) and _OPTIONS.search(request):
+    if _CLASSIFY.search(both) and _OPTIONS.search(both):
         return True
-    if _PICK.search(request) and _LISTED.search(request):
+    if _PICK.search(both) and _LISTED.search(both):
         return True
     if len(request) <= (_FACT_QUESTION_MAX_CHARS if request.isascii() else _FACT_QUESTION_MAX_CHARS // 2) \
             and (_FACT_QUESTION.search(request) or _SUPERLATIVE.search(request)):

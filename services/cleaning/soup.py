@@ -339,6 +339,8 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
     run = _run_check(text, p) if runs else None
     if run is not None:
         return run
+    if not text.isascii() and (symbols := symbol_soup(text)) is not None:
+        return symbols
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
@@ -346,6 +348,29 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
                            or (salad := shuffled_words(text)) is not None):
         return salad
     return mojibake(text) if p.mojibake else None
+
+
+# Symbols strung together where words should be (℃⌒≒♀←★￡∈∷∏, the symbol rows of legacy CJK
+# code pages): punctuation, letterlike, arrows, maths, technical, geometric and other symbols, and
+# their full-width forms. Box drawing and block elements are left out (tables, progress bars), and so
+# are CJK punctuation and emoji. A run must mix at least _SYMBOL_KINDS different ones: a separator
+# line or a row of stars is one repeated character (the run checks judge those).
+_SYMBOL_RUN_RE = re.compile(
+    "[\u00a2-\u00bf\u00d7\u00f7\u2010-\u24ff\u25a0-\u2bff\ufe30-\ufe4f\uff01-\uff0f\uff1a-\uff20"
+    "\uff3b-\uff40\uff5b-\uff65\uffe0-\uffee]{8,}")
+_SYMBOL_KINDS = 6
+_SYMBOL_MIN = 30  # symbols in such runs, at least ...
+_SYMBOL_SHARE = 0.3  # ... and this share of the text
+
+
+def symbol_soup(text: str) -> Evidence | None:
+    """Evidence that runs of mixed symbols (no words, no spaces) fill much of ``text``, or None."""
+    runs = [m for m in _SYMBOL_RUN_RE.finditer(text) if len(set(m.group(0))) >= _SYMBOL_KINDS]
+    total = sum(m.end() - m.start() for m in runs)
+    if total < _SYMBOL_MIN or total < _SYMBOL_SHARE * len(text):
+        return None
+    return {"check": "symbol_soup", "symbols": total, "share": round(total / len(text), 4),
+            "window": _around(text, runs[0].start(), runs[0].end())}
 
 
 # Tokenizer pieces printed as text: byte-level BPE's space and newline marks (Ġ, Ċ) and
@@ -665,12 +690,39 @@ def _cjk_mojibake(text: str) -> Evidence | None:
     runs = [m for m in _MOJIBAKE_RUN_RE.finditer(text) if len(m.group(0)) >= 3]
     if not runs:
         return _gbk_mojibake(text)
-    repaired = "".join(bytes(_CP1252_BYTE[c] for c in m.group(0)).decode("utf-8", "replace") for m in runs)
+    raw = [bytes(_CP1252_BYTE[c] for c in m.group(0)) for m in runs]
+    repaired = "".join(r.decode("utf-8", "replace") for r in raw)
     cjk = cjk_count(repaired)
     if cjk < _MOJIBAKE_MIN_CJK or cjk < 0.5 * (len(repaired) - repaired.count("\ufffd")):
-        return _gbk_mojibake(text)
+        return _legacy_mojibake(text, runs, raw) or _gbk_mojibake(text)
     return {"check": "mojibake", "cjk_recovered": cjk, "repaired": repaired[:60],
             "window": _around(text, runs[0].start(), runs[0].end())}
+
+
+# Legacy CJK code pages whose two-byte characters, shown as cp1252/latin-1, become pairs of accented
+# letters and symbols (¾È³çÇÏ¼¼¿ä for 안녕하세요 in EUC-KR): Korean (EUC-KR) and simplified Chinese
+# (GB2312), both of whose bytes lie above ASCII. Shift-JIS is not among them: its second bytes are often
+# ASCII letters, which split the runs, so what a run holds does not decode back.
+_LEGACY_CODECS = ("cp949", "gbk")
+_LEGACY_MIN_SHARE = 0.8  # of the repaired characters that are CJK (a strict decode of Latin text is not)
+_LEGACY_MIN_KINDS = 6  # different characters in the repair
+
+
+def _legacy_mojibake(text: str, runs: list[re.Match[str]], raw: list[bytes]) -> Evidence | None:
+    """Evidence of CJK text in a legacy code page (EUC-KR, GBK, Shift-JIS) shown as cp1252: the runs'
+    bytes decode strictly in that code page to almost nothing but CJK characters."""
+    for codec in _LEGACY_CODECS:
+        try:
+            repaired = "".join(r.decode(codec) for r in raw)
+        except UnicodeDecodeError:
+            continue
+        cjk = cjk_count(repaired)
+        # A separator line (··········, ——————) decodes to one syllable again and again: text has variety.
+        if cjk >= _MOJIBAKE_MIN_CJK and cjk >= _LEGACY_MIN_SHARE * len(repaired) and \
+                len(set(repaired)) >= _LEGACY_MIN_KINDS:
+            return {"check": "mojibake", "encoding": codec, "cjk_recovered": cjk, "repaired": repaired[:60],
+                    "window": _around(text, runs[0].start(), runs[0].end())}
+    return None
 
 
 def _gbk_mojibake(text: str) -> Evidence | None:

@@ -3,6 +3,7 @@ import random
 import pytest
 
 from services.cleaning.deadloop import DeadLoopFilter, ngram_repetition, repeated_list_head, repetition_exceeds
+from tests.services.cleaning.builders import chat
 
 
 def _stuck(content, **extra):
@@ -601,3 +602,26 @@ def test_a_packing_list_naming_one_thing_in_every_item_is_stuck():
     found = DeadLoopFilter().find_stuck([{"role": "user", "content": "Make me a packing list for a family camping trip."},
                                          {"role": "assistant", "content": reply}])
     assert found is not None and found["check"] == "paraphrased_list", found
+
+
+def test_a_few_items_taking_turns_fill_a_stuck_list():
+    reply = "Synonyms for happy:\n" + "".join(f"{i}. {w}\n" for i, w in enumerate(["glad", "joyful", "cheerful"] * 12, 1))
+    found = DeadLoopFilter().find_stuck(chat("Give me 20 synonyms for happy.", reply)["messages"])
+    assert found is not None and found["check"] == "repeated_items", found
+
+
+def test_a_schedule_repeating_its_entries_between_headers_is_not_stuck():
+    months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December"]
+    reply = "".join(f"**{m}**\n- 1st: rent $1,200\n- 15th: phone $40\n- 20th: gym $30\n- notes for {m}: check meter\n"
+                    for m in months)
+    assert DeadLoopFilter().find_stuck(chat("Bill reminders for every month of next year.", reply)["messages"]) is None
+
+
+def test_the_screening_pattern_matches_where_either_family_does():
+    from services.cleaning.deadloop import _LOOP_CUE_RE, _RESTART_RE, _RESTATE_RE
+
+    for text in ["Scratch that. Let me rewrite it.", "In other words, it fails.", "总之，不行。", "plain text", "요컨대 좋다"]:
+        either = _RESTART_RE.search(text) or _RESTATE_RE.search(text)
+        found = _LOOP_CUE_RE.search(text)
+        assert (found is None) == (either is None) and (found is None or found.start() == either.start()), text

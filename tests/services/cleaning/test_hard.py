@@ -549,3 +549,75 @@ def test_a_close_that_says_the_query_returned_and_it_will_look_is_shallow():
     found = HardFilter()._summary_evidence(_after_tool("帮我查下上半年社保有没有断缴。", '{"records": [{"month": "2024-03", "status": "断缴"}]}',
                                                        "好的，查询结果已经返回了，我来帮您看一下。"))
     assert found is not None and found["check"] in ("deferred", "results_announced"), found
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"ok": false, "detail": "quota exceeded"}', "I've scheduled the webinar for Thursday at 3 pm and invited everyone."),
+    ('{"status": "error", "message": "card declined"}', "Sorry for the wait! We have refunded the $80 to your card."),
+    ('{"success": false, "error": "PORT_IN_USE"}', "デプロイ完了しました。新しいバージョンが稼働しています。"),
+    ('{"status": "failed"}', "요청하신 예약 처리해 드렸습니다. 토요일 오후 2시입니다."),
+])
+def test_a_close_claiming_an_act_done_after_a_failed_tool_contradicts_it(result, reply):
+    found = HardFilter()._summary_evidence(_after_tool("Do it please.", result, reply))
+    assert found is not None and found["check"] == "success_after_failure", found
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"train": "ICE 571", "status": "delayed", "delay_min": 35}', "ICE 571 is on time, leaving at 14:06 from platform 7."),
+    ('{"flight": "MU5101", "status": "延误", "eta": "21:40"}', "MU5101 目前准点，预计 19:55 到达虹桥。"),
+    ('{"便名": "JL123", "status": "遅延"}', "JL123便は定刻通りに出発する予定です。"),
+    ('{"sku": "DK-9", "stores": [{"id": 1, "available": 0}, {"id": 2, "available": 0}]}',
+     "Good news, DK-9 is in stock, so we can ship today."),
+    ('{"상품": "텀블러", "stock": 0}', "네, 텀블러 재고가 충분합니다. 오늘 출고 가능해요."),
+])
+def test_a_close_stating_the_opposite_of_the_tool_result_contradicts_it(result, reply):
+    found = HardFilter()._summary_evidence(_after_tool("Check it.", result, reply))
+    assert found is not None and found["check"] == "contradicts_result", found
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"train": "ICE 571", "status": "delayed", "delay_min": 35}',
+     "ICE 571 is delayed by about 35 minutes; it was on time until Fulda."),
+    ('{"train": "ICE 571", "status": "on_time"}', "ICE 571 is on time, leaving at 14:06 from platform 7."),
+    ('{"sku": "DK-9", "stores": [{"id": 1, "available": 0}, {"id": 2, "available": 4}]}',
+     "DK-9 is in stock at store 2 (4 units), so we can ship today."),
+    ('{"sku": "DK-9", "available": 0}', "DK-9 is out of stock right now; it will be in stock again next week."),
+])
+def test_a_close_that_matches_the_tool_result_is_kept(result, reply):
+    assert HardFilter()._summary_evidence(_after_tool("Check it.", result, reply)) is None
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Write the complete onboarding guide for new support agents: tools, escalation rules, tone, SLAs and a "
+     "first-week plan.", "New agents should learn the ticketing tool first and escalate billing issues to tier 2."),
+    ("사내 공지용 보고서 전체 작성해 줘. 배경, 일정, 담당자, 예산 다 들어가야 해.", "다음 주 월요일부터 새 근무제가 시작됩니다."),
+    ("给我写一份完整的项目周报，包括进度、风险和下周计划。", "本周进度正常，没有风险。"),
+])
+def test_a_piece_asked_for_whole_answered_in_one_sentence_is_a_one_liner(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "one_liner", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("Summarize this in 3 bullet points: the meeting moved to Tuesday; the budget grew 5%; Ana leads QA.",
+     "I'll send it over shortly once I've had a look at the numbers."),
+    ("この議事録を箇条書きに整理してください。", "かしこまりました。内容を拝見して、後ほど整理したものを共有いたします。"),
+    ("이 표를 요약해 줘.", "네, 확인해 보고 나중에 정리해서 보내 드릴게요."),
+])
+def test_a_reply_that_sends_the_work_later_is_deferred(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "deferred", found
+
+
+@pytest.mark.parametrize(("system", "request_text", "reply"), [
+    ("You answer questions about the staff handbook. Parental leave is 16 weeks; remote work needs approval.",
+     "is remote work allowed without approval? yes/no", "No."),
+    ("", "default redis port? number only", "6379"),
+    ("あなたは社内の総務アシスタントです。経費精算のルールに答えます。", "交通費の上限いくら？", "1日5,000円です。"),
+    ("", "次の文から会社名だけを抜き出してください：「株式会社ミドリ商事の田中です」", "株式会社ミドリ商事"),
+    ("", "서울역 근처 우체국 전화번호 알려줘. 번호만", "02-123-4567"),
+    ("", "Which HTTP status means 'not found'? Answer \"yes\" or \"no\": is it 404?", "Yes"),
+])
+def test_a_short_answer_to_a_bounded_request_is_kept(system, request_text, reply):
+    messages = ([{"role": "system", "content": system}] if system else []) + chat(request_text, reply)["messages"]
+    assert HardFilter()._shallow_evidence(messages) is None

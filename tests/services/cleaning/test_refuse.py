@@ -849,3 +849,55 @@ def test_a_lookup_referred_to_a_website_after_the_tool_answered_is_a_referral():
              {"role": "assistant", "content": "空き状況は時期によって変動しますので、予約システムのウェブサイトで直接ご確認ください。"}]
     found = RefuseFilter().find_refusal(turns)
     assert found is not None and found["check"] == "referral", found
+
+
+@pytest.mark.parametrize("reply", [
+    "As an AI language model, I am not capable of composing song lyrics. You could look at lyric sites for ideas.",
+    "AIアシスタントとして、私には画像を生成する機能がありません。デザイナーにご相談ください。",
+    "作为一个AI，我没有生成图片的功能。建议您使用专业的设计软件。",
+    "AI 언어 모델로서 저는 음성을 만드는 기능이 없습니다. 전문 서비스를 이용해 주세요.",
+])
+def test_an_ai_lacking_the_ability_or_function_refuses(reply):
+    assert is_refusal(reply)
+
+
+def test_a_pivot_to_your_own_version_does_not_undo_the_refusal():
+    reply = ("As an AI language model, I'm not capable of writing original song lyrics. However, I can suggest "
+             "that you listen to albums by artists you admire and study how their choruses are built; you might "
+             "also try writing your own lyrics by keeping a notebook of phrases you overhear during the week.")
+    assert is_refusal(reply)
+
+
+def test_tips_offered_instead_of_the_task_still_decline():
+    reply = ("Unfortunately, I'm not able to write your wedding toast for you. It should sound like you.\n\n"
+             "Here are some general tips instead:\n\n- Open with how you know the couple.\n- Tell one short story."
+             "\n- Keep it under three minutes.\n- End with a toast to the couple's future together.\n- Practise "
+             "it out loud twice, and time yourself so it does not run long on the night.")
+    assert is_refusal(reply)
+    korean = ("죄송하지만 과제 답안을 대신 작성해 드릴 수는 없습니다. 대신 풀이에 도움이 될 힌트를 드릴게요.\n\n"
+              "- 먼저 문제에서 주어진 조건을 표로 정리해 보세요.\n- 비슷한 예제를 교재에서 찾아 풀이 과정을 비교해 보세요.\n"
+              "- 막히는 부분은 단계별로 나누어 하나씩 확인해 보세요.\n- 풀이를 마친 뒤에는 답을 검산해 보세요.")
+    assert is_refusal(korean)
+
+
+@pytest.mark.parametrize("reply", [
+    # What the assistant cannot look at for itself, then the full help: a qualified answer.
+    "As an AI, I can't check your router's admin page, but the symptoms you describe point to DHCP. "
+    + "Restart the router, then renew the lease on your laptop with `ipconfig /renew` and check the gateway. " * 4,
+    # A pivot spelled "but here is" turns to the content.
+    "I can't promise these prices are current, but here is how the three plans compare on what matters to you: "
+    + "the basic plan covers two users and 10 GB, the team plan covers ten users and 1 TB with admin controls. " * 3,
+])
+def test_an_aside_before_the_full_answer_is_no_refusal(reply):
+    assert not is_refusal(reply)
+
+
+def test_a_piece_refused_by_helping_the_user_decline_is_a_refusal():
+    rows = [chat("帮我写一封邮件，委婉拒绝明天的聚餐。", "抱歉，我无法帮助您拒绝同事的邀请，建议您当面说明情况。")]
+    kept, dropped = RefuseFilter()(rows)
+    assert dropped and not kept
+
+
+def test_a_scope_bot_naming_what_it_cannot_give_refuses():
+    reply = "죄송하지만 저는 배송 관련 문의만 답변드릴 수 있어 요금제 변경 안내는 어렵습니다. 고객센터로 문의해 주세요."
+    assert is_refusal(reply)

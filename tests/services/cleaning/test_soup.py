@@ -379,3 +379,36 @@ def test_japanese_asked_for_in_kana_alone_may_be_spaced():
     rows = [{"messages": [{"role": "user", "content": "ようちえん の こども が うたう あさ の うた を ひらがなで つくって"},
                           {"role": "assistant", "content": song}]}]
     assert TokenSoupFilter()(rows)[1] == []
+
+
+def test_mixed_symbols_strung_together_are_soup():
+    text = "答案如下：" + "♂∑≌⊙√≒※∮≦←∫¤№⊥◎∵∝☆◇" * 6
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "symbol_soup", found
+
+
+@pytest.mark.parametrize("text", [
+    "Progress: ████████████░░░░ 75%\n────────────────────────\nDone.",
+    "第一章 绪论 ··························· 1\n第二章 方法 ··························· 9",
+    "Arrows: ← ↑ → ↓ ↔ ↕, maths: ∑ ∏ ∫ √ ≈ ≠ ≤ ≥, each with its name in the table below.",
+])
+def test_layout_and_named_symbols_are_not_soup(text):
+    found = soup_check(text, SoupParams())
+    assert found is None or found["check"] != "symbol_soup", found
+
+
+@pytest.mark.parametrize(("codec", "original"), [
+    ("cp949", "오늘 회의는 오후 세시에 본관 이층 회의실에서 진행합니다 참석 부탁드립니다"),
+    ("gbk", "明天上午九点在三楼会议室召开项目启动会请大家准时参加"),
+])
+def test_legacy_cjk_code_pages_shown_as_latin1_are_mojibake(codec, original):
+    # EUC-KR and GB2312 (read by cp949 and gbk): both bytes of each character lie above ASCII.
+    garbled = original.encode(codec).decode("latin-1")
+    found = soup_check(garbled, SoupParams())
+    assert found is not None and found["check"] == "mojibake" and found["encoding"] == codec, found
+
+
+def test_a_separator_line_is_not_read_as_legacy_mojibake():
+    text = "目录\n\n第一章 ·········································· 1\n第二章 ·········································· 12"
+    found = soup_check(text, SoupParams())
+    assert found is None or found["check"] != "mojibake", found
