@@ -35,8 +35,8 @@ DROP_REASONS: dict[str, str] = {
     "near_duplicate": "a near copy (MinHash Jaccard at or above the threshold) of a kept conversation",
     "refusal": "an assistant turn refuses the task (or opens by sending the user off to do it themselves)",
     "token_soup": ("an assistant turn is garbled (U+FFFD, control chars, leaked tokens, runs, strings of mixed"
-                   " symbols, script chaos, salad, words in shuffled order, or mojibake of UTF-8 or a legacy CJK"
-                   " code page)"),
+                   " symbols, script chaos, salad, words in shuffled order or doubled, Hangul in loose letters, or"
+                   " mojibake of UTF-8 or a legacy CJK code page)"),
     "model_not_allowed": "the row's model id is not in the allowed families",
     "no_key_rounds": "the intent classifier found no key round",
     "score_no_context": "no round of the row could be scored",

@@ -345,7 +345,8 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
     if p.script_salad and ((salad := script_salad(text)) is not None or (salad := loose_particles(text)) is not None
-                           or (salad := shuffled_words(text)) is not None):
+                           or (salad := shuffled_words(text)) is not None or (salad := jamo_soup(text)) is not None
+                           or (salad := stuttered_words(text)) is not None):
         return salad
     return mojibake(text) if p.mojibake else None
 
@@ -575,6 +576,59 @@ def shuffled_words(text: str) -> Evidence | None:
     return None
 
 
+# Hangul written as loose letters (ㅇㅏㄴ ㄴㅕㅇ for 안녕): Korean text writes syllable blocks, and of the
+# compatibility letters only a few stand alone by custom (ㅋㅋ, ㅎㅎ, ㅠㅠ, ㅜㅜ, ㅇㅇ, ㄱㄱ, ㄴㄴ). A vowel standing
+# alone, among many letters, is text that never got assembled.
+_JAMO_RE = re.compile("[\u3131-\u318e]")
+_LONE_VOWEL_RE = re.compile("[\u314f-\u3163]")
+_CUSTOM_VOWELS = frozenset("ㅠㅜ")
+_JAMO_MIN_VOWELS = 5
+_JAMO_SHARE = 0.15  # of the Hangul characters (letters and syllables)
+_HANGUL_SYLLABLE_RE = re.compile("[\uac00-\ud7a3]")
+
+
+def jamo_soup(text: str) -> Evidence | None:
+    """Evidence that Korean text is written in loose letters instead of syllables, or None."""
+    if max(text, default="") < "\u3131" or not _LONE_VOWEL_RE.search(text):
+        return None
+    vowels = [c for c in _LONE_VOWEL_RE.findall(text) if c not in _CUSTOM_VOWELS]
+    if len(vowels) < _JAMO_MIN_VOWELS:
+        return None
+    jamo = len(_JAMO_RE.findall(text))
+    hangul = jamo + len(_HANGUL_SYLLABLE_RE.findall(text))
+    if jamo < _JAMO_SHARE * hangul:
+        return None
+    first = _LONE_VOWEL_RE.search(text)
+    start = first.start() if first else 0
+    return {"check": "jamo_soup", "letters": jamo, "share": round(jamo / hangul, 4),
+            "window": _around(text, start, start)}
+
+
+# The same word twice in a row, again and again ("bake bake ... flour flour ... clean clean clean"):
+# prose doubles a word now and then ("that that", "bye bye"); many different words doubled is a
+# decoder stuttering. Code is left out (its brackets and keywords pair up by nature).
+# (Case-sensitive, two letters or more: an alphabet table pairs "А а", "B b".)
+_STUTTER_RE = re.compile(r"(?<!\S)(\w{2,})\s+\1(?![^\s.,;:!?])")
+_STUTTER_MIN_PAIRS = 6
+_STUTTER_MIN_WORDS = 5  # different doubled words
+_STUTTER_SHARE = 0.08  # of the words
+
+
+def stuttered_words(text: str) -> Evidence | None:
+    """Evidence that many different words of ``text`` come twice in a row, or None."""
+    if "```" in text:
+        text = _CODE_SPAN_RE.sub(" ", text)
+    pairs = [m for m in _STUTTER_RE.finditer(text) if not m.group(1).isdigit()]
+    if len(pairs) < _STUTTER_MIN_PAIRS:
+        return None
+    words = {m.group(1).lower() for m in pairs}
+    total = len(text.split())
+    if len(words) < _STUTTER_MIN_WORDS or len(pairs) < _STUTTER_SHARE * total:
+        return None
+    return {"check": "stuttered_words", "pairs": len(pairs), "words": sorted(words)[:8], "of_words": total,
+            "window": _around(text, pairs[0].start(), pairs[0].end())}
+
+
 def _non_ascii_share(text: str) -> float:
     return 1 - len(text.encode("ascii", "ignore")) / len(text) if text else 0.0
 
@@ -770,6 +824,11 @@ def _chaos_exceeds(text: str, min_chars: int, threshold: float) -> bool:
     return script_chaos(text, min_chars=min_chars) > threshold
 
 
+_ABOUT_LETTERS_RE = re.compile(r"자모|자음|모음|초성|중성|종성|받침|한글\s*(?:글자|철자|자판)|\bjamo\b|\bhangul\b"
+                               r"|consonant|vowel|ハングル|母音|子音|韩文|韩语字母|朝鲜文|元音|辅音"
+                               r"|[\u3131-\u318e]", re.I)
+
+
 class TokenSoupFilter(ParamStep[SoupParams]):
     """Drop rows whose assistant text is garbled (``token_soup``)."""
 
@@ -817,6 +876,10 @@ class TokenSoupFilter(ParamStep[SoupParams]):
                 # Words split apart as the user asked (分かち書き, 分词, 띄어쓰기 practice) are the answer.
                 if found is not None and found["check"] == "loose_particles" and \
                         asks_for_segmentation(message_text(user)[:REQUEST_HEAD_CHARS]):
+                    found = None
+                # Hangul letters taught or asked about (자음과 모음, 받침, jamo) are the subject of the reply.
+                if found is not None and found["check"] == "jamo_soup" and \
+                        _ABOUT_LETTERS_RE.search(message_text(user)[:REQUEST_HEAD_CHARS]):
                     found = None
                 # Mojibake the user showed ("names show up like JosÃ©") is the subject of the reply.
                 if found is not None and found["check"] == "mojibake" and mojibake(message_text(user)) is not None:

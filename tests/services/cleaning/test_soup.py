@@ -412,3 +412,42 @@ def test_a_separator_line_is_not_read_as_legacy_mojibake():
     text = "目录\n\n第一章 ·········································· 1\n第二章 ·········································· 12"
     found = soup_check(text, SoupParams())
     assert found is None or found["check"] != "mojibake", found
+
+
+def test_korean_in_loose_letters_is_soup():
+    text = "ㄴㅐ ㅇㅣㄹ ㅎㅚ의ㄴㅡㄴ ㅇㅗ 후 ㄷㅜ ㅅㅣ ㅇㅔ ㅅㅣㅈ ㅏㄱ ㅎㅏㅂ ㄴㅣ ㄷㅏ"
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "jamo_soup", found
+
+
+@pytest.mark.parametrize("text", [
+    "ㅋㅋㅋㅋ 진짜 웃기다 ㅠㅠ 내일 보자 ㅇㅇ 알겠어 ㅎㅎ 그럼 그때 봐요 ㅜㅜ",
+    "아니 ㄹㅇ 그건 좀 ㅋㅋ 암튼 ㄱㄱ",
+])
+def test_letters_korean_chat_writes_alone_are_not_soup(text):
+    found = soup_check(text, SoupParams())
+    assert found is None or found["check"] != "jamo_soup", found
+
+
+def test_hangul_letters_taught_on_request_are_kept():
+    reply = "기본 모음은 다음과 같습니다: ㅏ(a), ㅑ(ya), ㅓ(eo), ㅕ(yeo), ㅗ(o), ㅛ(yo), ㅜ(u), ㅠ(yu), ㅡ(eu), ㅣ(i)."
+    kept, dropped = TokenSoupFilter()([{"messages": [{"role": "user", "content": "한글 모음 10개를 발음과 함께 알려줘"},
+                                                      {"role": "assistant", "content": reply}]}])
+    assert kept and not dropped
+
+
+def test_many_different_words_doubled_are_soup():
+    text = ("Preheat preheat the oven oven to 180 degrees, then mix mix the flour with sugar sugar and eggs eggs "
+            "until smooth smooth, pour into the tin tin and bake for forty minutes.")
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "stuttered_words", found
+
+
+@pytest.mark.parametrize("text", [
+    "La la la la la, sing it with me, la la la la la, all day long, la la la, and now the chorus again.",
+    "| Cyrillic | Latin |\n|---|---|\n| А а | a |\n| Б б | b |\n| В в | v |\n| Г г | g |\n| Д д | d |\n| Е е | ye |",
+    "He said that that was fine, and we had had enough of the debate by then, so we went home early.",
+])
+def test_a_word_doubled_here_and_there_is_not_soup(text):
+    found = soup_check(text, SoupParams())
+    assert found is None or found["check"] != "stuttered_words", found
