@@ -154,12 +154,14 @@ _WRITING_TALK_MIN = 2
 # 换一个, 書き直します, 다시 쓸게요): three times over, it is going round, whatever the piece is.
 _RESTART_RE = re.compile(
     # Case-sensitive, so the lookahead on the cues' first characters rules out most positions at once:
-    # the English cues open a sentence ("Scratch that.", "Let me rewrite it.") or follow "I".
-    r"(?=[LSI重换再还不書やも別다처])"
-    r"(?:(?:Let\s+me\s+(?:redo|rewrite|start\s+(?:over|again)|try\s+(?:again|that\s+again))|Scratch\s+that"
-    r"|Start(?:ing)?\s+over|I'?ll\s+(?:redo|rewrite)\s+(?:it|that|this))\b"
+    # the English cues open a sentence ("Scratch that.", "Let me rewrite it.") or follow "I" or an interjection
+    # ("Actually, let me start over", "Hmm, let me redo this").
+    r"(?=[LlSI重换再还不書やも別다처改最説从])"
+    r"(?:(?:[Ll]et\s+me\s+(?:redo|rewrite|restart|start\s+(?:over|again)|try\s+(?:again|that\s+again))"
+    r"|Scratch\s+that|Start(?:ing)?\s+over|I'?ll\s+(?:redo|rewrite)\s+(?:it|that|this)|I'?ll\s+start\s+(?:over|again))\b"
     r"|重新(?:写|来|开始)|换一(?:个|句|种)|再换|还是不要了|不对[，,]"
-    r"|書き直|やり直|もう一度書|別の(?:書き出し|案)に"
+    r"|書き直|やり直|もう一度書|別の(?:書き出し|案)に|(?:もう一度|改めて)[、,]?\s*最初から|最初から(?:説明し直|整理し直)"
+    r"|説明し直|从头(?:开始|再来|说起)|重新(?:说明|解释|讲)"
     r"|다시\s*(?:쓸게|할게|써\s*볼게|시작할게)|처음부터\s*다시)"
 )
 _RESTART_MIN = 3
@@ -168,10 +170,11 @@ _RESTART_MIN = 3
 # an answer uses one, maybe two; four different ones are the reply restating itself in a loop.
 _RESTATE_RE = re.compile(
     # Case-sensitive, as above: the English connectives open their sentence.
-    r"(?=[ITSPAB换简总归说一也言要つ結ま다요한정결즉])"
+    r"(?=[ITSPABE换简总归说一也言要つ結ま다요한정결즉])"
     r"(?:(?:In\s+other\s+words|To\s+put\s+it\s+(?:another\s+way|simply)|In\s+short|In\s+a\s+nutshell"
     r"|To\s+sum\s+(?:it\s+)?up|In\s+summary|In\s+conclusion|Simply\s+put|Put\s+simply|All\s+in\s+all"
-    r"|The\s+bottom\s+line\s+is|Bottom\s+line)\b"
+    r"|The\s+bottom\s+line\s+is|Bottom\s+line|Put\s+differently|Said\s+differently|Stated\s+simply"
+    r"|That\s+is\s+to\s+say|In\s+essence|Basically(?=,)|Essentially(?=,))\b"
     r"|换句话说|换言之|简而言之|总而言之|总之|归根结底|说到底|一句话|也就是说"
     r"|言い換えると|言い換えれば|要するに|つまり|結論として|まとめると|一言で言えば|結局のところ"
     r"|다시\s*말해|요컨대|한마디로|정리하자면|정리하면|결론적으로|요약하면|즉[,\s]|결국)"

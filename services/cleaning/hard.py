@@ -23,7 +23,15 @@ from services.cleaning.requests import (
     yes_no_question,
 )
 from services.cleaning.simple_query import is_greeting, is_simple_query
-from services.cleaning.text import LIST_ITEM_RE, cjk_count, has_media, message_text, normalize_tool_calls, text_weight
+from services.cleaning.text import (
+    LIST_ITEM_RE,
+    cjk_count,
+    has_media,
+    in_voice,
+    message_text,
+    normalize_tool_calls,
+    text_weight,
+)
 
 __all__ = ["HardFilter", "HardFilterParams"]
 
@@ -47,7 +55,7 @@ _MATERIAL_MIN = 150
 # もう少々考えさせていただけますか, 생각 정리되면 다시 말씀드릴게요): the row ends with nothing made.
 _DEFERRAL_RE = re.compile(
     # The first characters of every alternative: one test rules out most positions.
-    r"(?=[lIbgptrm想考斟再我这请稍等整構생고잠다나少し後改])(?:"
+    r"(?=[lIbgptrm想考斟再我这请稍等整構생고잠다나少し後改明晚回之])(?:"
     r"\blet\s+me\s+(?:think|mull|reflect)\s+(?:on\s+|about\s+|over\s+)?(?:it|this|that)?\s*(?:\w+\s+){0,2}?"
     r"(?:more|further|longer|over)\b"
     r"|\b(?:I'?ll|I\s+will)\s+(?:get\s+back\s+to\s+you|come\s+back\s+(?:to\s+you\s+)?with|follow\s+up\s+with\s+(?:it|the))\b"
@@ -65,6 +73,7 @@ _DEFERRAL_RE = re.compile(
     r"|\blet\s+me\s+(?:check|look\s+into)\s+(?:that|this|it)?\s*(?:again|for\s+you|now)?\s*[.!…]*\s*$"
     r"|(?:我)?(?:这边)?再帮(?:您|你)(?:看|查)一下[。！!～~]*\s*$|我来(?:帮(?:您|你))?(?:看|查|分析)一下[。！!～~]*\s*$"
     r"|请稍等|稍等(?:一下|片刻)|稍后(?:再)?(?:给你|发给你|回复|发送|整理)|想好了?再(?:写|发|给)|我再想(?:一想|想)"
+    r"|(?:明天|稍后|晚些时候|回头|之后)[^。！？\n]{0,24}?(?:发给(?:您|你)|回复(?:您|你)|发送给|给(?:您|你)发)|请(?:您)?耐心等待"
     r"|等我(?:想|整理|考虑)(?:好|一下)"
     r"|少々お待ち|しばらくお待ち|考えさせて(?:いただけ|ください|もらえ)|構想を練って|後ほど[^。\n]{0,24}?(?:お送り|お届け|ご連絡|改めて|共有|ご提出)"
     r"|改めて(?:お送り|ご連絡|お届け)"
@@ -155,9 +164,9 @@ _SUCCESS_CLAIM_RE = re.compile(
 )
 # ... and a close that says it did not (then the claim is about something else, or a retry).
 _FAILURE_SAID_RE = re.compile(
-    r"\b(?:unfortunately|couldn'?t|could\s+not|failed|unable|not\s+able|error|denied"
-    # An apology for the wait is manners, not a failure reported.
-    r"|sorry(?!\s+(?:for|about)\s+(?:the\s+|any\s+)?(?:wait|delay|inconvenience|trouble|confusion)))\b"
+    # ("Sorry" alone is no failure reported: "so sorry your order arrived damaged", "sorry for the wait".)
+    r"\b(?:unfortunately|couldn'?t|could\s+not|failed|unable|not\s+able|error|denied|did(?:n'?t|\s+not)\s+go\s+through"
+    r"|(?:was|is)(?:n'?t|\s+not)\s+(?:processed|successful|completed|sent))\b"
     r"|申し訳|できませんでした|失敗|エラー|满员|失败|无法|未能|抱歉|실패|못\s*했|죄송|오류",
     re.I,
 )
@@ -183,7 +192,7 @@ _WHOLE_PIECE_RE = re.compile(
     r"\b(?:full|complete|entire|comprehensive)\s+(?:[\w-]+\s+){0,3}?(?:summary|report|draft|speech|letter|essay"
     r"|document|plan|script|post-?mortem|code|implementation|guide|readme|proposal|spec(?:ification)?|review|analysis"
     r"|article|write-?up|presentation|contract|policy|manual|tutorial|program|module|class|service|runbook|sop"
-    r"|checklist|handbook|curriculum|syllabus)s?\b"
+    r"|checklist|handbook|curriculum|syllabus|cover\s+letter)s?\b"
     r"|完整的|全文|(?:全部|完整)(?:的)?(?:代码|实现|文档|报告)|(?:代码|文档|报告)(?:全部|完整)"
     r"|(?:全て|すべて|全部|完全な)(?:の)?(?:コード|実装|ドキュメント|資料|報告書)"
     r"|(?:코드|문서|보고서|기획서|구현)\s*(?:전체|전부)|(?:전체|전부)\s*(?:코드|문서|보고서|구현)",
@@ -207,20 +216,6 @@ def _asks_for_work(request: str) -> bool:
 # A longer reply that only deliberates is judged by its close: the cue must then be in its last characters.
 _DEFERRAL_DELIBERATION_MAX = 1000
 _DEFERRAL_CLOSE = 160
-# A line spoken by a character: a short name, then a colon or an opening bracket (小王：, 客「, KNIGHT:).
-_SPEAKER_LINE_RE = re.compile(r"^\s*[^\s:：「」\"]{1,12}\s*[：:「]", re.M)
-
-
-def _in_voice(text: str, pos: int) -> bool:
-    """Whether ``pos`` lies in a character's words: a speaker-labelled line or an open quotation."""
-    line_start = text.rfind("\n", 0, pos) + 1
-    if _SPEAKER_LINE_RE.match(text, line_start):
-        return True
-    before = text[:pos]
-    return before.count('"') % 2 == 1 or before.count("\u201c") > before.count("\u201d") \
-        or before.count("\u300c") > before.count("\u300d")
-
-
 def deferral_evidence(text: str) -> dict[str, Any] | None:
     """Evidence that a short closing ``text`` defers the work (thinks it over, asks to wait) with nothing
     made in it (no list, no code), or None. A character saying so in a scene is the scene."""
@@ -234,7 +229,7 @@ def deferral_evidence(text: str) -> dict[str, Any] | None:
     if start and "\n\n" in text.strip():
         return None  # several paragraphs: a piece, whatever its close says
     m = _DEFERRAL_RE.search(text, start)
-    while m is not None and _in_voice(text, m.start()):
+    while m is not None and in_voice(text, m.start()):
         m = _DEFERRAL_RE.search(text, m.end())
     if m is None or len(LIST_ITEM_RE.findall(text)) >= 2:
         return None
@@ -489,7 +484,11 @@ class HardFilter(ParamStep[HardFilterParams]):
             return {**window, "check": "piece_missing"}
         if (deferred := deferral_evidence(text)) is not None:
             return {**window, **deferred}
-        one_line_max = _WHOLE_PIECE_LINE_MAX if _WHOLE_PIECE_RE.search(asked[:REQUEST_HEAD_CHARS]) else _ONE_LINER_MAX
+        whole = _WHOLE_PIECE_RE.search(asked[:REQUEST_HEAD_CHARS]) is not None
+        if whole and text and text_weight(text) < _WHOLE_PIECE_LINE_MAX and not short_ok() and not is_refusal(text):
+            # "A full cover letter, about one page" answered by a salutation, one sentence and a sign-off.
+            return {**window, "check": "one_liner", "whole_piece": True}
+        one_line_max = _WHOLE_PIECE_LINE_MAX if whole else _ONE_LINER_MAX
         if text and len(text) <= one_line_max and text_weight(text) <= one_line_max and "\n" not in text \
                 and "```" not in text \
                 and _asks_for_work(asked[:REQUEST_HEAD_CHARS]) and not short_ok() and not is_refusal(text):

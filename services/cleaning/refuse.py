@@ -25,8 +25,14 @@ from pydantic import Field
 
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
-from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_composition, asks_for_words_to_someone, letter_start
-from services.cleaning.text import LIST_ITEM_RE, THINK_BLOCK_RE, is_agent_row, message_text, text_weight
+from services.cleaning.requests import (
+    REQUEST_HEAD_CHARS,
+    asks_for_composition,
+    asks_for_fiction,
+    asks_for_words_to_someone,
+    letter_start,
+)
+from services.cleaning.text import LIST_ITEM_RE, THINK_BLOCK_RE, in_voice, is_agent_row, message_text, text_weight
 
 __all__ = ["RefuseFilter", "RefuseParams", "is_refusal", "refusal_evidence"]
 
@@ -94,6 +100,11 @@ _SOFT_EN: tuple[Family, ...] = (
      r"\b(?:(?:I\s+do\s*n[o']?t\s+think|I'?m\s+not\s+sure)\s+(?:it'?s|it\s+is|it\s+would\s+be|it'?d\s+be)"
      r"|it(?:'s|\s+is|\s+would\s+be)\s+not|it\s*(?:is|would)n'?t(?:\s+be)?)\s+(?:really\s+)?"
      r"(?:appropriate|right|my\s+place|best)\s+for\s+me\s+to\s+" + _TASK + r"\b"),
+    # The assistant named in the third person, as service bots speak: "this virtual assistant is not
+    # authorized to perform loan calculations", "our chat service is unable to provide ...".
+    ((("not authorized", "not permitted", "not able", "unable", "not allowed"),),
+     r"\b(?:this|our)\s+(?:virtual\s+|ai\s+|digital\s+|automated\s+|chat\s+)?(?:assistant|chatbot|bot|agent|service"
+     r"|channel|platform)\s+(?:is|are)\s+(?:not\s+(?:authorized|permitted|able|allowed)|unable)\s+to\b"),
     ((("sorry", "apologi", "unfortunately", "regret"), _CANT_WORDS),
      r"\b(?=[iu])(?:I'?m\s+(?:so\s+|very\s+)?sorry|I\s+apologi[sz]e|unfortunately|I\s+regret)\b.{0,80}?"
      + _SELF + r".{0,25}?" + _CANT),
@@ -117,6 +128,14 @@ _SOFT_CJK = (
      r"(?:드릴\s*수\s*없|할\s*수\s*없|해\s*드릴\s*수\s*없|도와\s*드리기\s*어렵|제공할\s*수\s*없"
      # What cannot be given, named: 엑셀 사용법에 대한 안내는 어렵습니다.
      r"|(?:안내|답변|설명|도움|지원|상담)(?:은|는|을|를|이|가)?\s*(?:드리기\s*|해\s*드리기\s*)?(?:어렵|불가))"),
+    # The service named as what does not offer it, in official registers: 本平台不提供…代写服务,
+    # 본 AI 상담 서비스에서는 … 안내를 제공하지 않고 있습니다, 本サービスではご回答を差し控えさせて….
+    r"本(?:平台|服务|系统|客服|渠道|网站)(?:暂|目前)?(?:不|无法|不能)(?:提供|支持|受理|办理|代为)"
+    r"|(?:본|이|저희)\s*(?:AI\s*)?(?:상담\s*)?(?:서비스|챗봇|채널|플랫폼)(?:에서는|는|에서)[^.!?\n]{0,60}?"
+    r"(?:제공하지\s*(?:않|못)|제공(?:이|은)?\s*(?:불가|어렵))",
+    # A matter put aside, then declined at the end of the sentence: 作成につきましては…対応いたしかねます.
+    r"(?:につきましては|については|に関しては)[^。]{0,60}?(?:対応|お応え|お答え|ご回答|ご提供|作成|お受け)"
+    r"(?:いたし|致し|し)?かねます",
     # The humble form is an action done for the listener, so declining it declines the user's
     # request, with or without an apology: お引き受けできません, お伝えすることはできません.
     # The past tense (お手伝いできませんでした) reports, it does not decline.
@@ -127,7 +146,7 @@ _SOFT_CJK = (
     r"(?:する|いたす)?ことは(?:できません(?!でした)|いたしかねます|致しかねます|できかねます|(?:差し)?控えさせていただきます)",
     # "I will refrain from doing it", the politest decline: 作成することは控えさせていただきます.
     # The progressive (控えさせていただいております) states the same standing decline.
-    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は)[^。]{0,40}?"
+    r"(?:作成|代筆|執筆|回答|翻訳|添削|計算|お[\u3040-\u30ff\u4e00-\u9fff]{1,6}?)(?:(?:する|いたす)?ことは|は|を)[^。]{0,40}?"
     r"(?:差し|お)?控えさせていただ(?:きます|いております)",
     # Korean 드리다 (to do for you) declined: 대신 풀어 드리지는 않을게요.
     r"[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)",
@@ -140,7 +159,8 @@ _HARD_EN: tuple[Family, ...] = (
      (r"\b(?=[ty])(?:this|that|your|the)\s+(?:request|question|prompt|content|topic|task)\b.{0,60}?"
       r"(?:violates|goes\s+against|is\s+inappropriate|is\s+not\s+(?:appropriate|allowed|permitted|something\s+I\s+can))")),
     ((("decline", "refuse"),),
-     r"\b(?=[iw])(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:decline|refuse)\b"),
+     r"\b(?=[iw])(?:I|we)\s+(?:must|have\s+to|am\s+going\s+to|need\s+to)\s+(?:respectfully\s+|politely\s+"
+     r"|regretfully\s+)?(?:decline|refuse)\b"),
     ((("decline", "refuse"),), r"\b(?=[iw])(?:I|we)\s+(?:decline|refuse)\s+(?:this|your|to)\b"),
     ((("outside", "beyond"),), r"\bthis\s+(?:falls\s+outside|is\s+outside|is\s+beyond)\s+(?:what\s+I|my)\b"),
     ((("scope",),), r"\b(?:outside|beyond)\s+(?:the\s+|my\s+)?scope\s+of\s+"
@@ -338,9 +358,15 @@ _PIVOT = re.compile(
 
 # Help of a lesser kind than the task ("some general tips", 힌트, 思路, アドバイス) named around a pivot.
 _LESSER_HELP = re.compile(
-    r"\b(?:tips|hints?|pointers|general\s+(?:advice|guidance|suggestions|information|steps|guidelines)"
-    r"|some\s+(?:advice|suggestions|ideas|guidance))\b"
+    r"\b(?:tips?|hints?|pointers|general\s+(?:advice|guidance|suggestions|information|steps|guidelines)"
+    r"|some\s+(?:advice|suggestions|ideas|guidance))(?![a-z])"
     r"|힌트|팁|조언|요령|가이드라인|提示|技巧|思路|要点|小建议|一些建议|ヒント|アドバイス|コツ",
+    re.I,
+)
+# ... or a recommendation to go elsewhere or do something else ("Instead, I'd suggest ...", 대신 … 추천드립니다).
+_RECOMMENDED = re.compile(
+    r"\bI(?:'d|\s+would)\s+(?:suggest|recommend)\b|추천(?:드립니다|해\s*드립니다|드려요|해요)|권해\s*드립니다"
+    r"|建议您|推荐您|(?:お勧め|おすすめ)(?:します|いたします)",
     re.I,
 )
 _LESSER_REACH = 60
@@ -448,6 +474,7 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "っておりません", "しておりません", "けておりません", "受付おりません",
                  "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围", "かねます",
                  "불가", "거절", "거부", "드리지", "조심스럽", "적절하지", "功能", "能力", "機能",
+                 "不提供", "不支持", "不受理", "不办理", "不代为", "제공하지",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아", "제한", "限制", "ポリシー")
 
 
@@ -563,13 +590,20 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
         return False  # a piece was asked for: only the piece itself (its salutation or subject) is content
     if not rest.strip(" \t\n.!?,;:。！？，、"):
         return False  # the cue closes the reply ("... reach out to a local group instead."): nothing follows
-    # Only content cancels: a short offer of lesser help after the pivot still declines ...
+    # A turn to recommending something else ("Instead, I'd suggest ...", 대신 … 추천드립니다) still declines.
+    around = (max(soft.end(), pivot.start() - _LESSER_REACH), pivot.end() + _LESSER_REACH)
+    if _RECOMMENDED.search(window, *around):
+        return False
+    # Lesser help named as such at the turn ("Here are some general tips instead", 대신 tip을 드릴게요) does not
+    # undo the decline, unless what was declined is only something the assistant cannot do or look at itself.
+    lesser = _LESSER_HELP.search(window, *around) is not None and \
+        _OWN_ACT.search(window, max(0, soft.start() - 12), soft.end() + 24) is None
+    # Only content cancels: a short offer of lesser help after the pivot still declines, and so does a short
+    # list of tips named as such ...
     if text_weight(rest.strip()) < _OFFER_MAX:
-        return _OFFER.search(rest) is None
-    # ... and so does a long one named as such at the turn ("Here are some general tips instead", 대신 힌트를
-    # 드릴게요), unless what was declined is only something the assistant cannot do or look at itself.
-    named = _LESSER_HELP.search(window, max(soft.end(), pivot.start() - _LESSER_REACH), pivot.end() + _LESSER_REACH)
-    return named is None or _OWN_ACT.search(window, max(0, soft.start() - 12), soft.end() + 24) is not None
+        return _OFFER.search(rest) is None and not (lesser and len(LIST_ITEM_RE.findall(rest)) >= 2)
+    # ... or a long one.
+    return not lesser
 
 
 # A bodily act an AI cannot do ("as an AI I can't taste it", AI라서 맛볼 수 없지만, AIなので食べられませんが),
@@ -592,13 +626,16 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     # cannot know your exact needs"); an apology that the task cannot be done, even at the end,
     # says it was not done, so only the disclaimer is exempted. So is an aside about a bodily act
     # that the full answer follows.
-    if soft.re is not _AI_SELF:
-        return False
-    if text_weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE:
+    if soft.re is _AI_SELF and text_weight(window[:soft.start()].strip()) >= _CONTENT_BEFORE:
         return True
-    # The act follows the inability ("can't taste") or precedes it (맛볼 수 없): a few words either side.
+    # The act follows the inability ("can't taste", "I can't check live forecasts") or precedes it
+    # (맛볼 수 없): a few words either side. Said without the AI aside too, it is the same limit; help named
+    # as lesser right after it ("but here are some tips", 대신 … 추천드립니다) is judged at the pivot instead.
     near = window[max(0, soft.start() - 12):soft.end() + 24]
-    return _OWN_ACT.search(near) is not None and text_weight(window[soft.end():]) >= _HELP_AFTER
+    after = window[soft.end():]
+    return _OWN_ACT.search(near) is not None and text_weight(after) >= _HELP_AFTER and \
+        _LESSER_HELP.search(after, 0, _LESSER_REACH * 3) is None and \
+        _RECOMMENDED.search(after, 0, _LESSER_REACH * 3) is None
 
 
 def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = False,
@@ -653,14 +690,15 @@ def _piece_finding(window: str, agent: bool, *, screened: bool = False) -> tuple
     return None
 
 
-def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
-                     composition: bool = False, pivoted: list[bool] | None = None) -> Evidence | None:
+def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False, composition: bool = False,
+                     pivoted: list[bool] | None = None, fiction: bool = False) -> Evidence | None:
     """Evidence that the first ``check_window`` chars (think blocks removed) refuse the task, or None.
 
     ``composition``: the user asked for words to send to someone (a letter, a reply, a few
     lines); the reply is taken as that piece, whose own refusal words ("I'm sorry, I cannot
     attend") are content: only an opening before its subject or salutation line, or a refusal
-    about the request itself, counts.
+    about the request itself, counts. ``fiction``: the user asked for a story or a script, so words a
+    character speaks (a speaker-labelled line, an open quotation) are the piece, not a refusal.
     """
     if check_window <= 0 or not text:
         return None
@@ -676,6 +714,8 @@ def refusal_evidence(text: str, *, check_window: int = 600, agent: bool = False,
     if found is None:
         return None
     kind, m = found
+    if fiction and in_voice(masked, m.start()):
+        return None  # "말씀드리기 어렵습니다", says the doctor in the scene asked for
     if kind == "ethical_decline":
         # The ethics word when one is said, else the graded work declined.
         ground = _ETHICS.search(masked) or _GROUNDS.search(masked)
@@ -924,12 +964,16 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 # refusal, and the piece's own "I can't come" is content (most replies are neither).
                 if found is not None or pivoted[0]:
                     if asks_words is None:
-                        # A reply that opens as a letter (a subject or salutation line first) is the piece,
-                        # however the request was worded.
-                        asks_words = _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS]) or \
-                            letter_start(text) == 0
-                    if asks_words:
+                        asks_words = _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS])
+                    # A reply that holds a letter (a subject or salutation line) is judged as the piece,
+                    # however the request was worded ("make it propose two dates" in a follow-up): what it
+                    # says before that line is still judged as any reply.
+                    if asks_words or letter_start(text) is not None:
                         found = self._evidence(text, messages, is_agent, tools, composition=True)
+                # In a story or a script asked for, a character's "I can't say" is the scene.
+                if found is not None and asks_for_fiction(message_text(user)[:REQUEST_HEAD_CHARS]):
+                    found = self._evidence(text, messages, is_agent, tools, composition=bool(asks_words),
+                                           fiction=True)
                 if found is not None and acting and found["check"] in _SOFT_CHECKS:
                     found = None
                 if found is not None and found["check"] == "do_it_yourself" and \
@@ -958,11 +1002,13 @@ class RefuseFilter(ParamStep[RefuseParams]):
         return found
 
     def _evidence(self, text: str, messages: list[Any], is_agent: list[bool | None], tools: Any = None, *,
-                  composition: bool = False, pivoted: list[bool] | None = None) -> Evidence | None:
+                  composition: bool = False, pivoted: list[bool] | None = None,
+                  fiction: bool = False) -> Evidence | None:
         # refusal_evidence with agent=True differs only by dropping a soft refusal that cites a
         # policy: judge as a non-agent first, and look at the row only for such a finding.
         window = self.params.check_window
-        found = refusal_evidence(text, check_window=window, composition=composition, pivoted=pivoted)
+        found = refusal_evidence(text, check_window=window, composition=composition, pivoted=pivoted,
+                                 fiction=fiction)
         if found is None or found["check"] not in _SOFT_CHECKS or is_agent[0] is False:
             return found
         if is_agent[0] is None:
@@ -971,4 +1017,4 @@ class RefuseFilter(ParamStep[RefuseParams]):
             return found
         if found["check"] == "ai_disclaimer" and (tool := tool_covering(found["window"], tools)) is not None:
             return {**found, "offered_tool": tool}  # it could have called the tool instead
-        return refusal_evidence(text, check_window=window, agent=True, composition=composition)
+        return refusal_evidence(text, check_window=window, agent=True, composition=composition, fiction=fiction)

@@ -49,7 +49,7 @@ _BRIEF = re.compile(
     r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
     r"|不(?:用|要|需要|必)解释|(?:别|无需|不带)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
     r"|只(?:告诉我|给(?:我)?)(?:数字|结果|答案|译文|翻译|代码|公式|名字|一个)"
-    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い|抜き出|抽出|出力|挙げ|示し|記入|返答)|だけで(?:いい|良い|よい|大丈夫|結構|OK|[。.!！]?\s*$)"
+    r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い|抜き出|抽出|出力|挙げ|示し|記入|返答)|だけで\s*(?:いい|良い|よい|大丈夫|結構|OK|[。.!！]?\s*$)"
     r"|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|[「『\x22]?はい[」』\x22]?\s*か\s*[「『\x22]?いいえ|説明(?:は|も)?(?:なし|無し|不要|いらない|抜き)"
     # "Keep it short", 简单一点, 手短に, 간단하게 말해: the user sets the length, so a short answer is complete.
     r"|\bkeep\s+it\s+(?:short|simple|brief)\b|\b(?:short|quick|brief)\s+(?:answer|version|reply)\b|\bin\s+short\b"
@@ -73,6 +73,9 @@ _COMPOSE = re.compile(
     r".{0,80}?\b" + _PIECE_EN + r"s?\b"
     # The piece asked for by need: "I need a formal resignation letter", "I'd like a short thank-you note".
     r"|\bI\s*(?:need|want|'d\s+like|would\s+like)\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?" + _PIECE_EN + r"\b"
+    # ... or named with its addressee, verb or not ("now a casual text to Daniel himself").
+    r"|\b(?:a|an|the)\s+(?:[\w-]+\s+){0,3}?" + _PIECE_EN + r"\s+(?:to|for)\s+"
+    r"(?!(?:the|a|an|this|that|my|our|your)?\s*(?:file|server|database|db|api|endpoint|queue|log|console|channel)s?\b)\w+"
     r"|(?:写|起草|拟|撰写|编写|帮我回复|回复|代我写|帮我写).{0,30}?(?:信|邮件|函(?!数)|便条|消息|短信|回复|通知|声明|致辞|公告|文案|请假条|贺卡|话术"
     r"|e-?mail|letter|message|note)"
     r"|(?:メール|手紙|文面|メッセージ|返信|お詫び状|詫び状|案内状|挨拶文|文章|招待状).{0,20}?(?:書い|作成|考え|作っ|下さい|ください|お願い)"
@@ -122,6 +125,9 @@ _REPEAT = re.compile(
     # A quoted item on N lines: 「ありがとう」を10行, “加油”写20行, '감사합니다'를 10줄, "thank you" on 10 lines.
     r"|[」』\"”'’]\s*(?:を|写|를|을)?\s*[\d一二三四五六七八九十百两]+\s*(?:行|줄)"
     r"|[\"”'’]\s*(?:on|in)\s+(?:\d+|ten|five|twenty)\s+(?:lines|rows)\b"
+    # The same fields asked for under every item: 每一项后面都要有同样的勾选栏, the same sign-off line for each step.
+    r"|每一?(?:项|行|条|个)[^。？！\n]{0,12}?(?:同样|相同|一样)|各(?:項目|行)に同じ|항목마다\s*(?:같은|동일한)"
+    r"|\bsame\s+(?:[\w-]+\s+){0,3}?(?:for|after|under|on|below)\s+(?:each|every)\b"
     # One quoted character N times: "a string of exactly 65 lowercase 'x' characters".
     r"|\b\d+\s+(?:\w+\s+){0,2}['\"“‘`].['\"”’`]\s*(?:characters?|chars|letters?|symbols?)\b",
     _I,

@@ -345,6 +345,7 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
     if p.script_salad and ((salad := script_salad(text)) is not None or (salad := loose_particles(text)) is not None
+                           or (salad := script_hops(text)) is not None
                            or (salad := shuffled_words(text)) is not None or (salad := jamo_soup(text)) is not None
                            or (salad := stuttered_words(text)) is not None):
         return salad
@@ -356,18 +357,19 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
 # their full-width forms. Box drawing and block elements are left out (tables, progress bars), and so
 # are CJK punctuation and emoji. A run must mix at least _SYMBOL_KINDS different ones: a separator
 # line or a row of stars is one repeated character (the run checks judge those).
-_SYMBOL_RUN_RE = re.compile(
-    "[\u00a2-\u00bf\u00d7\u00f7\u2010-\u24ff\u25a0-\u2bff\ufe30-\ufe4f\uff01-\uff0f\uff1a-\uff20"
-    "\uff3b-\uff40\uff5b-\uff65\uffe0-\uffee]{8,}")
+_SYMBOLS = ("\u00a2-\u00bf\u00d7\u00f7\u2010-\u24ff\u25a0-\u2bff\ufe30-\ufe4f\uff01-\uff0f\uff1a-\uff20"
+            "\uff3b-\uff40\uff5b-\uff65\uffe0-\uffee")
+# Eight symbols or more, single spaces between them allowed ("§‡¤ ≈≈ ∂∆ ¶¶").
+_SYMBOL_RUN_RE = re.compile(f"[{_SYMBOLS}](?: ?[{_SYMBOLS}]){{7,}}")
 _SYMBOL_KINDS = 6
 _SYMBOL_MIN = 30  # symbols in such runs, at least ...
 _SYMBOL_SHARE = 0.3  # ... and this share of the text
 
 
 def symbol_soup(text: str) -> Evidence | None:
-    """Evidence that runs of mixed symbols (no words, no spaces) fill much of ``text``, or None."""
-    runs = [m for m in _SYMBOL_RUN_RE.finditer(text) if len(set(m.group(0))) >= _SYMBOL_KINDS]
-    total = sum(m.end() - m.start() for m in runs)
+    """Evidence that runs of mixed symbols (no words; single spaces at most) fill much of ``text``, or None."""
+    runs = [m for m in _SYMBOL_RUN_RE.finditer(text) if len(set(m.group(0)) - {" "}) >= _SYMBOL_KINDS]
+    total = sum(m.end() - m.start() - m.group(0).count(" ") for m in runs)
     if total < _SYMBOL_MIN or total < _SYMBOL_SHARE * len(text):
         return None
     return {"check": "symbol_soup", "symbols": total, "share": round(total / len(text), 4),
@@ -510,6 +512,47 @@ def script_salad(text: str, *, min_share: float = 0.5) -> Evidence | None:
         return None
     return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[s] for s in scripts), "switches": switches,
             "salad_share": round(salad_letters / len(buckets), 3), "window": first}
+
+
+# Salad strewn with its own punctuation ("おすすめ は ∮… ห ⟁ — пожалуйста — mañana… 𝔸; 東福寺 的… ずつ?") cuts
+# every sentence short, so the sentence test above sees no switches. Read instead within lines, split only
+# where tables and glossaries put their columns (pipes, brackets, colons, quotes): four scripts and more,
+# hopping word to word, there is salad; a glossary row holds its scripts in separate columns.
+_LINE_PART_RE = re.compile(r"[^\n|()（）\[\]「」『』“”\"':：/=<>{}]+")
+_HOP_MIN_SCRIPTS = 4
+_HOP_MIN_SWITCHES = 8
+_HOP_WORDS_PER_SWITCH = 3
+_HOP_SHARE = 0.3  # of the letters
+
+
+def script_hops(text: str) -> Evidence | None:
+    """Evidence that lines of ``text`` hop between four or more scripts from word to word, or None."""
+    if text.isascii() or not _RARE_SCRIPT.search(text):
+        return None
+    hop_letters, total_letters, switches, scripts, first = 0, 0, 0, set(), ""
+    for part in _LINE_PART_RE.finditer(text):
+        words = _WORD_RE.findall(part.group(0))
+        if not words:
+            continue
+        kinds = [_script_of(w[0]) for w in words]
+        letters = sum(map(len, words))
+        total_letters += letters
+        # Hops within list items only: a list of languages or of greetings ("谢啦 in Chinese, どうも in
+        # Japanese, 고마워 in Korean") changes script at its commas.
+        hops = 0
+        for item in _LIST_SEP_RE.split(part.group(0)):
+            item_kinds = [_script_of(w[0]) for w in _WORD_RE.findall(item)]
+            hops += sum(1 for a, b in zip(item_kinds, item_kinds[1:], strict=False) if a != b)
+        if len(set(kinds)) >= _HOP_MIN_SCRIPTS and hops >= _HOP_MIN_SWITCHES and \
+                hops * _HOP_WORDS_PER_SWITCH >= len(words):
+            hop_letters += letters
+            switches += hops
+            scripts |= set(kinds)
+            first = first or part.group(0).strip()[:120]
+    if not hop_letters or hop_letters < _HOP_SHARE * total_letters:
+        return None
+    return {"check": "script_salad", "scripts": sorted(_SCRIPT_NAMES[k] for k in scripts), "switches": switches,
+            "salad_share": round(hop_letters / total_letters, 3), "window": first}
 
 
 # Particles and endings that Korean and Chinese attach to the word before them (사과를, 我的): standing

@@ -22,6 +22,7 @@ __all__ = [
     "cjk_script_counts",
     "cjk_ratio",
     "has_media",
+    "in_voice",
     "has_payload",
     "is_agent_row",
     "is_blank",
@@ -222,3 +223,18 @@ def split_think(text: str) -> tuple[str, str]:
         thinks.append(response[opened.end():])
         response = response[: opened.start()]
     return "\n".join(t.strip() for t in thinks).strip(), response.strip()
+
+
+# A line spoken by a character: a short name (a title may follow it: 정 선생, Dr Kim), then a colon or an
+# opening bracket (小王：, 客「, KNIGHT:).
+_SPEAKER_LINE_RE = re.compile(r"^\s*[^\s:：「」\"]{1,12}(?:\s[^\s:：「」\"]{1,6})?\s*[：:「]", re.M)
+
+
+def in_voice(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies in a character's words: a speaker-labelled line or an open quotation."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    if _SPEAKER_LINE_RE.match(text, line_start):
+        return True
+    before = text[:pos]
+    return before.count('"') % 2 == 1 or before.count("\u201c") > before.count("\u201d") \
+        or before.count("\u300c") > before.count("\u300d")

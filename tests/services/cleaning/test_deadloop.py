@@ -625,3 +625,22 @@ def test_the_screening_pattern_matches_where_either_family_does():
         either = _RESTART_RE.search(text) or _RESTATE_RE.search(text)
         found = _LOOP_CUE_RE.search(text)
         assert (found is None) == (either is None) and (found is None or found.start() == either.start()), text
+
+
+def test_restarts_after_an_interjection_and_new_restating_cues_are_loops():
+    restarts = ("Here's the summary:\n- The council\n\nActually, let me start over.\n\nHere's the summary:\n- A plan\n\n"
+                "Hmm, let me redo this.\n\nHere's the summary:\n- On Tuesday\n\nI'll start again.\n\nHere's the summary:")
+    found = DeadLoopFilter().find_stuck(chat("Summarize this in 3 bullets: ...", restarts)["messages"])
+    assert found is not None and found["check"] == "restarts", found
+    restating = ("Your editor must use the venv's Python. Put differently, the interpreter must match. That is to say, "
+                 "use one environment. Basically, point the editor at it. Essentially, the two must be the same. "
+                 "In other words, select the .venv interpreter.")
+    found = DeadLoopFilter().find_stuck(chat("How do I fix ModuleNotFoundError in VS Code?", restating)["messages"])
+    assert found is not None and found["check"] == "restatements", found
+
+
+def test_restarting_an_explanation_from_the_top_in_japanese_is_a_loop():
+    reply = ("相続放棄の手続きを説明します。\n\nもう一度最初から整理して説明します。\n\n期限は3か月です。\n\n"
+             "いえ、最初から説明し直します。\n\n改めて、最初から順を追って説明します。\n\nもう一度最初から整理して説明します。")
+    found = DeadLoopFilter().find_stuck(chat("相続放棄の流れを教えて", reply)["messages"])
+    assert found is not None and found["check"] == "restarts", found

@@ -621,3 +621,23 @@ def test_a_reply_that_sends_the_work_later_is_deferred(request_text, reply):
 def test_a_short_answer_to_a_bounded_request_is_kept(system, request_text, reply):
     messages = ([{"role": "system", "content": system}] if system else []) + chat(request_text, reply)["messages"]
     assert HardFilter()._shallow_evidence(messages) is None
+
+
+def test_a_whole_piece_answered_in_a_few_lines_is_shallow():
+    reply = "Dear Hiring Manager,\n\nI am keen to join your analytics team; my SQL experience fits the role.\n\nBest"
+    found = HardFilter()._shallow_evidence(chat("Write me a full cover letter for a junior analyst job at Acme. "
+                                                "I know SQL and Tableau and did a 6-month internship.", reply)["messages"])
+    assert found is not None and found["check"] == "one_liner", found
+
+
+def test_an_apology_for_the_users_trouble_is_no_failure_reported():
+    reply = "I'm so sorry your order arrived broken! Good news: I've processed a full refund of $59 to your card."
+    found = HardFilter()._summary_evidence(_after_tool("Refund it please.", '{"success": false, "error": "TIMEOUT"}',
+                                                       reply))
+    assert found is not None and found["check"] == "success_after_failure", found
+
+
+def test_a_chinese_reply_that_sends_the_work_tomorrow_is_deferred():
+    found = HardFilter()._shallow_evidence(chat("帮我分析一下这三个月的销售数据，找出下滑原因。",
+                                                "收到！我整理一下，明天上午发给您一份完整的报告，请您耐心等待。")["messages"])
+    assert found is not None and found["check"] == "deferred", found

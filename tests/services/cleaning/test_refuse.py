@@ -901,3 +901,57 @@ def test_a_piece_refused_by_helping_the_user_decline_is_a_refusal():
 def test_a_scope_bot_naming_what_it_cannot_give_refuses():
     reply = "죄송하지만 저는 배송 관련 문의만 답변드릴 수 있어 요금제 변경 안내는 어렵습니다. 고객센터로 문의해 주세요."
     assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "Thank you for your message. I must respectfully decline to prepare this report on your behalf, as it is graded "
+    "coursework.",
+    "Please be advised that this virtual assistant is not authorized to provide investment comparisons. Please call us.",
+    "您好！根据相关规定，本平台不提供个人材料的代写服务。请您本人如实填写。",
+    "안녕하세요. 본 AI 상담 서비스에서는 내부 규정에 따라 개별 세금 계산 안내를 제공하지 않고 있습니다.",
+    "お問い合わせありがとうございます。契約書の作成につきましては、本窓口では対応いたしかねます。",
+    "誠に恐れ入りますが、本サービスでは個別の税務判断へのご回答を差し控えさせていただいております。",
+])
+def test_formal_and_service_declines_are_refusals(reply):
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "As an AI language model, I'm not able to write jokes about professions. Instead, I'd suggest opening with a "
+    "personal story about her years at the firm, something everyone in the room will recognise and smile at.",
+    "죄송하지만 자기소개서를 대신 작성해 드리는 것은 어렵습니다. 대신 작성 tip을 드릴게요:\n\n- 첫 문장에 지원 동기를 쓰세요.\n"
+    "- 경험은 수치와 함께 쓰세요.\n- 회사의 제품과 연결해 보세요.\n- 마지막 문단은 짧게 마무리하세요.\n- 맞춤법을 꼭 확인하세요.",
+    "AI 언어 모델로서 저는 실시간 정보에 접근할 수 없어 여행 일정을 짜 드릴 수 없습니다.\n\n대신 다음 방법을 추천드립니다:\n"
+    "1. 관광공사 홈페이지를 참고하세요.\n2. 여행사 상품을 알아보세요.",
+])
+def test_a_turn_to_suggestions_or_tips_still_declines(reply):
+    assert is_refusal(reply)
+
+
+def test_a_limit_on_looking_things_up_before_the_full_answer_is_no_refusal():
+    reply = ("I can't check live train times, so I can't promise today's schedule. But the usual pattern is easy: "
+             + "trains leave every 20 minutes from platform 3 until 22:00, then hourly until midnight; weekend service "
+               "starts an hour later and the last train on Sunday leaves at 23:10. " * 3)
+    assert not is_refusal(reply)
+
+
+def test_a_letter_in_a_follow_up_turn_is_judged_as_the_piece():
+    rows = [{"messages": [
+        {"role": "user", "content": "Write an email cancelling Friday's workshop with Ms. Park."},
+        {"role": "assistant", "content": "Subject: Friday workshop\n\nDear Ms. Park,\n\nWe need to cancel Friday's "
+                                         "workshop.\n\nBest regards,\nLee"},
+        {"role": "user", "content": "Add two new dates, the 12th or the 14th."},
+        {"role": "assistant", "content": "Here is the updated version:\n\nSubject: Rescheduling Friday's workshop\n\n"
+                                         "Dear Ms. Park,\n\nUnfortunately, we are unable to hold the workshop on Friday "
+                                         "as planned. Would the 12th or the 14th suit you instead?\n\nBest regards,\nLee"},
+    ]}]
+    kept, dropped = RefuseFilter()(rows)
+    assert kept and not dropped
+
+
+def test_a_characters_line_in_a_requested_script_is_no_refusal():
+    reply = ("S#4. 병원 복도 / 밤\n\n정 선생: 수술은 잘 끝났습니다. 다만 언제 깨어나실지는 아직 말씀드리기 어렵습니다.\n\n"
+             "민수: 그, 그럼… 언제쯤…\n\n정 선생: 오늘 밤을 지켜봐야 합니다.")
+    rows = [chat("병원 복도에서 의사가 보호자에게 소식을 전하는 시나리오 한 장면 써줘.", reply)]
+    kept, dropped = RefuseFilter()(rows)
+    assert kept and not dropped

@@ -49,3 +49,8 @@ def test_a_count_asks_for_repetition_only_with_a_verb_that_writes_or_says(text, 
 ])
 def test_the_same_entries_per_thing_or_per_day(text):
     assert asks_for_each_period(text)
+
+
+def test_bounds_and_repetition_in_more_forms():
+    assert asks_for_brevity("HTTP の status code は？番号だけで OK")
+    assert asks_for_repetition("检查表20项，每一项后面都要有同样的勾选栏")

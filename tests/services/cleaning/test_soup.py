@@ -451,3 +451,26 @@ def test_many_different_words_doubled_are_soup():
 def test_a_word_doubled_here_and_there_is_not_soup(text):
     found = soup_check(text, SoupParams())
     assert found is None or found["check"] != "stuttered_words", found
+
+
+def test_salad_strewn_with_its_own_punctuation_is_salad():
+    text = ("承知しました。おすすめ は ∮… ห — пожалуйста — mañana… 東福寺 的… 정말 — ʘ ね 확인… ключ lorem — です ζ ん, "
+            "ござる ห 的; です 확인? 하고… 永観堂 Ωmega à; mañana 承知 です… 정말 빨간? 紅葉 пожалуйста ключ 하고 lorem")
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "script_salad", found
+
+
+@pytest.mark.parametrize("text", [
+    "The app is available in English, 中文, 日本語, 한국어, Русский, ไทย, Ελληνικά and many more languages.",
+    "| Language | Word | Reading |\n|---|---|---|\n| Russian | спасибо | spasibo |\n| Thai | ขอบคุณ | khop khun |\n"
+    "| Korean | 감사합니다 | gamsahamnida |\n| Greek | ευχαριστώ | efcharistó |\n| Japanese | ありがとう | arigatou |",
+])
+def test_lists_and_tables_of_many_scripts_are_not_salad(text):
+    found = soup_check(text, SoupParams())
+    assert found is None or found["check"] != "script_salad", found
+
+
+def test_spaced_mixed_symbols_are_soup():
+    text = "EBITDA is net income plus interest.\n\n" + "§‡¤ ≈≈ ∂∆ ¶¶ ±÷ ∑∑∑ †† ◊ ¤¤ ‰ ¬¬ ∞ ≠ " * 5
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "symbol_soup", found
