@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import unicodedata
+from operator import eq
 from typing import Any
 
 import numpy as np
@@ -529,6 +530,12 @@ def script_hops(text: str) -> Evidence | None:
     """Evidence that lines of ``text`` hop between four or more scripts from word to word, or None."""
     if text.isascii() or not _RARE_SCRIPT.search(text):
         return None
+    # Exact screen: four scripts in a line need four in the text (most mixed text has two). Latin, CJK and
+    # Hangul are one script each, so with fewer than three of the families only the rest can hold the others.
+    present = [rx.search(text) is not None for rx in _SCRIPT_PRESENT]
+    if sum(present) < _HOP_MIN_SCRIPTS - 1 and (not present[-1] or
+                                                 len(np.unique(_letter_buckets(text))) < _HOP_MIN_SCRIPTS):
+        return None
     hop_letters, total_letters, switches, scripts, first = 0, 0, 0, set(), ""
     for part in _LINE_PART_RE.finditer(text):
         words = _WORD_RE.findall(part.group(0))
@@ -632,7 +639,7 @@ _HANGUL_SYLLABLE_RE = re.compile("[\uac00-\ud7a3]")
 
 def jamo_soup(text: str) -> Evidence | None:
     """Evidence that Korean text is written in loose letters instead of syllables, or None."""
-    if max(text, default="") < "\u3131" or not _LONE_VOWEL_RE.search(text):
+    if text.isascii() or not _LONE_VOWEL_RE.search(text):
         return None
     vowels = [c for c in _LONE_VOWEL_RE.findall(text) if c not in _CUSTOM_VOWELS]
     if len(vowels) < _JAMO_MIN_VOWELS:
@@ -659,6 +666,11 @@ _STUTTER_SHARE = 0.08  # of the words
 
 def stuttered_words(text: str) -> Evidence | None:
     """Evidence that many different words of ``text`` come twice in a row, or None."""
+    # A cheap count in C first: neighbouring tokens (split on spaces) that are equal. A doubled word with
+    # punctuation after its second copy ("smooth smooth,") is not counted there, so half the pairs will do.
+    tokens = text.split()
+    if 2 * sum(map(eq, tokens, tokens[1:])) < _STUTTER_MIN_PAIRS:
+        return None
     if "```" in text:
         text = _CODE_SPAN_RE.sub(" ", text)
     pairs = [m for m in _STUTTER_RE.finditer(text) if not m.group(1).isdigit()]
