@@ -110,10 +110,15 @@ _DELAY_RESULT_RE = re.compile(
     r"\"(?:status|state|flight_status)\"\s*:\s*\"(?:delayed|cancell?ed|diverted|延误|晚点|取消|遅延|欠航|지연|결항)",
     re.I,
 )
+# "No delay" and its kin claim the schedule holds: they are on-time claims, not the delay said.
+_NO_DELAY = (r"\bno\s+delays?\b|\bnot\s+delayed\b|\bwithout\s+(?:any\s+)?delay|遅れ(?:は|も)?(?:ない|ありません|なし)"
+             r"|没有(?:延误|晚点)|无延误|지연(?:이|은)?\s*없")
 _ON_TIME_CLAIM_RE = re.compile(
-    r"\bon\s+(?:time|schedule)\b|准点|正点|按时(?:起飞|到达)|定刻(?:通り)?|予定通り|정시|정상\s*(?:운항|출발|도착)",
+    r"\bon\s+(?:time|schedule)\b|\brunning\s+normally\b|准点|正点|按时(?:起飞|到达)|正常运行|定刻(?:通り)?|予定通り"
+    r"|平常運転|通常運転|정시|정상\s*(?:운항|출발|도착|운행)|" + _NO_DELAY,
     re.I,
 )
+_NO_DELAY_RE = re.compile(_NO_DELAY, re.I)
 _DELAY_SAID_RE = re.compile(r"\bdelay|\blate\b|cancel|延误|晚点|推迟|取消|遅延|遅れ|欠航|지연|늦|결항", re.I)
 _STOCK_FIELD_RE = re.compile(
     r"\"(?:available|in_stock|stock|inventory|on_hand|qty_available|quantity_available|available_qty)\"\s*:\s*"
@@ -139,7 +144,8 @@ def _nothing_in_stock(result: str) -> bool:
 def contradicted_result(result: str, reply: str) -> str | None:
     """The claim in ``reply`` that the tool ``result`` contradicts (on time when delayed, in stock when none
     is left), when the reply says nothing of the actual state; else None."""
-    if _DELAY_RESULT_RE.search(result) and (m := _ON_TIME_CLAIM_RE.search(reply)) and not _DELAY_SAID_RE.search(reply):
+    if _DELAY_RESULT_RE.search(result) and (m := _ON_TIME_CLAIM_RE.search(reply)) and \
+            not _DELAY_SAID_RE.search(_NO_DELAY_RE.sub(" ", reply)):
         return m.group(0)
     if (m := _IN_STOCK_CLAIM_RE.search(reply)) and _nothing_in_stock(result) and not _NO_STOCK_SAID_RE.search(reply):
         return m.group(0)
@@ -155,6 +161,8 @@ _SUCCESS_CLAIM_RE = re.compile(
     r"|(?:I|we)(?:'ve|\s+have)\s+(?:now\s+|just\s+|already\s+)?(?:sent|processed|issued|booked|cancell?ed|submitted"
     r"|scheduled|created|updated|deleted|deployed|transferred|refunded|placed|completed|reserved|posted|renewed"
     r"|ordered|paid)\b)\b"
+    # ... or opening with the word for it: "Done ✅", "All set!", "Sent 👍".
+    r"|(?:^|\n)\s*(?:done|all\s+set|sent)\s*[!.✅✔👍]"
     r"|(?:予約|手続き|送信|登録|処理|デプロイ)が?完了(?:しました|いたしました)|お取りしています"
     r"|成功|已(?:完成|预订|预定|发货|发送|提交|办理)|(?:预订|预约|下单)成功"
     r"|(?:완료|성공)(?:됐|되었|했)|정상적으로\s*(?:완료|처리|배포)"

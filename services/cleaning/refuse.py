@@ -100,6 +100,8 @@ _SOFT_EN: tuple[Family, ...] = (
      r"\b(?:(?:I\s+do\s*n[o']?t\s+think|I'?m\s+not\s+sure)\s+(?:it'?s|it\s+is|it\s+would\s+be|it'?d\s+be)"
      r"|it(?:'s|\s+is|\s+would\s+be)\s+not|it\s*(?:is|would)n'?t(?:\s+be)?)\s+(?:really\s+)?"
      r"(?:appropriate|right|my\s+place|best)\s+for\s+me\s+to\s+" + _TASK + r"\b"),
+    # The assistant's scope named as all it does, said to a request outside it: "I can only help with orders".
+    ((("only",),), r"\bI\s+can\s+only\s+(?:help|assist)\s+(?:you\s+)?with\b"),
     # The assistant named in the third person, as service bots speak: "this virtual assistant is not
     # authorized to perform loan calculations", "our chat service is unable to provide ...".
     ((("not authorized", "not permitted", "not able", "unable", "not allowed"),),
@@ -133,6 +135,11 @@ _SOFT_CJK = (
     r"本(?:平台|服务|系统|客服|渠道|网站)(?:暂|目前)?(?:不|无法|不能)(?:提供|支持|受理|办理|代为)"
     r"|(?:본|이|저희)\s*(?:AI\s*)?(?:상담\s*)?(?:서비스|챗봇|채널|플랫폼)(?:에서는|는|에서)[^.!?\n]{0,60}?"
     r"(?:제공하지\s*(?:않|못)|제공(?:이|은)?\s*(?:불가|어렵))",
+    # The assistant's scope named as all it does, said to a request outside it ("저는 주문·배달 관련 문의만
+    # 도와드릴 수 있어요", 我只能回答…相关的问题, …に関するご質問のみお答えしております).
+    r"(?:문의|질문|요청|업무)만\s*(?:도와|답변|안내|처리|상담)\S*\s*(?:드릴\s*)?수\s*있"
+    r"|我?只能(?:回答|处理|帮(?:您|你)处理|解答|提供)[^。！？\n]{0,20}?(?:相关|方面)的?(?:问题|事宜|咨询|业务)"
+    r"|(?:に関する|についての)(?:ご質問|お問い合わせ)のみ(?:お答え|対応|お受け)",
     # A matter put aside, then declined at the end of the sentence: 作成につきましては…対応いたしかねます.
     r"(?:につきましては|については|に関しては)[^。]{0,60}?(?:対応|お応え|お答え|ご回答|ご提供|作成|お受け)"
     r"(?:いたし|致し|し)?かねます",
@@ -359,17 +366,21 @@ _PIVOT = re.compile(
 # Help of a lesser kind than the task ("some general tips", 힌트, 思路, アドバイス) named around a pivot.
 _LESSER_HELP = re.compile(
     r"\b(?:tips?|hints?|pointers|general\s+(?:advice|guidance|suggestions|information|steps|guidelines)"
-    r"|some\s+(?:advice|suggestions|ideas|guidance))(?![a-z])"
+    r"|some\s+(?:advice|suggestions|ideas|guidance)|(?:quick\s+)?refresher|quick\s+(?:overview|recap|reminder)"
+    r"|(?:help|assist)\s+(?:you\s+)?in\s+other\s+ways)(?![a-z])"
+    r"|(?:以下|次)のような(?:お手伝い|サポート|ご提案)|다른\s*방법으로\s*도와|其他方式(?:帮|协助)"
     r"|힌트|팁|조언|요령|가이드라인|提示|技巧|思路|要点|小建议|一些建议|ヒント|アドバイス|コツ",
     re.I,
 )
 # ... or a recommendation to go elsewhere or do something else ("Instead, I'd suggest ...", 대신 … 추천드립니다).
 _RECOMMENDED = re.compile(
-    r"\bI(?:'d|\s+would)\s+(?:suggest|recommend)\b|추천(?:드립니다|해\s*드립니다|드려요|해요)|권해\s*드립니다"
+    r"\bI(?:'d|\s+would)?\s+(?:strongly\s+)?(?:suggest|recommend)\b|추천(?:드립니다|해\s*드립니다|드려요|해요)|권해\s*드립니다"
     r"|建议您|推荐您|(?:お勧め|おすすめ)(?:します|いたします)",
     re.I,
 )
 _LESSER_REACH = 60
+# A line of a list, its marker followed by a space or not (Japanese writes "・項目").
+_BULLET_LINE_RE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]*\S", re.M)
 
 # What may stand between a cue and the disclaimer it leads into ("However, as an AI", "しかしながら、AI").
 _LEAD_IN = " \t\n,，、。.!！:：;；"
@@ -424,6 +435,7 @@ _ABOUT_REQUEST = re.compile(
     r"|그건|그것은"
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
     r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き|代筆)"
+    r"|(?:通知|案内|お知らせ|挨拶文|お詫び|連絡文|[\u4e00-\u9fff]{1,6}書)の(?:作成|執筆|代筆)(?:は|を|に)"
     # The decline names the writing itself: 作成は控えさせていただきます.
     r"|(?:作成|代筆|執筆)(?:する|いたす)?(?:こと)?は(?:差し|お)?控え"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
@@ -462,7 +474,7 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "don't have", "do not have", "don't make", "do not make", "don't form",
                 "have no", "not allowed",
                 "not permitted", "not authorized", "for me to",
-                "capable of", "lack the", "not comfortable", "violat", "against", "inappropriate",
+                "capable of", "lack the", "can only", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",
@@ -474,7 +486,8 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "っておりません", "しておりません", "けておりません", "受付おりません",
                  "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围", "かねます",
                  "불가", "거절", "거부", "드리지", "조심스럽", "적절하지", "功能", "能力", "機能",
-                 "不提供", "不支持", "不受理", "不办理", "不代为", "제공하지",
+                 "不提供", "不支持", "不受理", "不办理", "不代为", "제공하지", "只能", "만 도와", "만 답변", "만 안내",
+                 "만 처리", "のみ",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아", "제한", "限制", "ポリシー")
 
 
@@ -601,7 +614,7 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
     # Only content cancels: a short offer of lesser help after the pivot still declines, and so does a short
     # list of tips named as such ...
     if text_weight(rest.strip()) < _OFFER_MAX:
-        return _OFFER.search(rest) is None and not (lesser and len(LIST_ITEM_RE.findall(rest)) >= 2)
+        return _OFFER.search(rest) is None and not (lesser and len(_BULLET_LINE_RE.findall(rest)) >= 2)
     # ... or a long one.
     return not lesser
 
@@ -634,8 +647,7 @@ def _qualifies_answer(window: str, soft: re.Match[str]) -> bool:
     near = window[max(0, soft.start() - 12):soft.end() + 24]
     after = window[soft.end():]
     return _OWN_ACT.search(near) is not None and text_weight(after) >= _HELP_AFTER and \
-        _LESSER_HELP.search(after, 0, _LESSER_REACH * 3) is None and \
-        _RECOMMENDED.search(after, 0, _LESSER_REACH * 3) is None
+        _LESSER_HELP.search(after, 0, _LESSER_REACH * 3) is None and _RECOMMENDED.search(after) is None
 
 
 def _finding(window: str, agent: bool, *, screened: bool = False, piece: bool = False,

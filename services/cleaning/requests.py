@@ -49,6 +49,7 @@ _BRIEF = re.compile(
     r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
     r"|不(?:用|要|需要|必)解释|(?:别|无需|不带)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
     r"|只(?:告诉我|给(?:我)?)(?:数字|结果|答案|译文|翻译|代码|公式|名字|一个)"
+    r"|就(?:说|给|写|回答|告诉我)[^，。？！\n]{0,8}?就(?:行|好|可以)"
     r"|だけ(?:で|を)?(?:答え|教え|お願い|返し|書い|抜き出|抽出|出力|挙げ|示し|記入|返答)|だけで\s*(?:いい|良い|よい|大丈夫|結構|OK|[。.!！]?\s*$)"
     r"|のみ(?:で|を|お願い)|一言で|一語で|単語で|簡潔に|[「『\x22]?はい[」』\x22]?\s*か\s*[「『\x22]?いいえ|説明(?:は|も)?(?:なし|無し|不要|いらない|抜き)"
     # "Keep it short", 简单一点, 手短に, 간단하게 말해: the user sets the length, so a short answer is complete.
@@ -144,7 +145,7 @@ _EACH_PERIOD = re.compile(
     # ... or for every one of several named things: a checklist per service, a section for each team.
     r"|\b(?:for\s+(?:each|every)|per)\s+(?:service|team|region|store|branch|department|product|class|student"
     r"|environment|member|client|customer|site|project|module|country|city)\b"
-    r"|ごとに|それぞれ(?:の|に|で)|每(?:个|一个|位|项)|各(?:个|项)|分别|[가-힣]{1,6}별로|각각",
+    r"|ごとに|それぞれ(?:の|に|で)|每(?:个|一个|位|项|台|家)|各(?:个|项)|分别|[가-힣]{1,6}(?:별로|마다)|각각",
     _I,
 )
 
@@ -356,7 +357,9 @@ _VALUE_OF = re.compile(
 _FACT_QUESTION = re.compile(
     r"\bhow\s+(?:many|much|tall|high|far|long|old|big|deep|heavy|wide)\b|\b(?:when|where|who)\s+(?:is|was|did|does|do|are"
     r"|were)\b|\bwhat\s+(?:year|time|date|day|age|percentage|temperature)\b"
-    r"|多少|几[个位岁年天号点次]|多[高远长大深重宽久]|哪一?年|什么时候|哪里|哪儿|是谁|谁[是写发创]"
+    r"|\b(?:which|what)\s+(?:[\w-]+\s+){0,3}?(?:code|number|port|year|version|command|key|status|flag|extension)\s+"
+    r"(?:is|was|means|does|do|stands)\b"
+    r"|多少|几[个位岁年天号点次]|星期几|周几|礼拜几|多[高远长大深重宽久]|哪一?年|什么时候|哪里|哪儿|是谁|谁[是写发创]"
     r"|いくつ|いくら|何(?:人|年|回|個|時|歳|メートル|キロ|円|行|件|日|分|枚|本|台|度)|いつ|どこ|誰|どれ(?:くらい|ぐらい)"
     r"|高さは|長さは"
     r"|몇|며칠|얼마|언제|어디|누구|누가",

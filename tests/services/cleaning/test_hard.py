@@ -641,3 +641,16 @@ def test_a_chinese_reply_that_sends_the_work_tomorrow_is_deferred():
     found = HardFilter()._shallow_evidence(chat("帮我分析一下这三个月的销售数据，找出下滑原因。",
                                                 "收到！我整理一下，明天上午发给您一份完整的报告，请您耐心等待。")["messages"])
     assert found is not None and found["check"] == "deferred", found
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"ok": false, "error": "RECIPIENT_NOT_FOUND"}', "Done ✅ Sam knows you're on your way!"),
+    ('{"line": "Chuo", "status": "遅延", "delay_min": 15}', "中央線は現在平常運転です！遅れはないので安心してね"),
+])
+def test_short_casual_closes_that_contradict_the_result(result, reply):
+    found = HardFilter()._summary_evidence(_after_tool("Do it.", result, reply))
+    assert found is not None and found["check"] in ("success_after_failure", "contradicts_result"), found
+
+
+def test_a_weekday_asked_for_alone_is_a_short_answer():
+    assert HardFilter()._shallow_evidence(chat("2025年3月3号是星期几 就说星期几就行", "星期一")["messages"]) is None

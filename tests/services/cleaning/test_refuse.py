@@ -955,3 +955,41 @@ def test_a_characters_line_in_a_requested_script_is_no_refusal():
     rows = [chat("병원 복도에서 의사가 보호자에게 소식을 전하는 시나리오 한 장면 써줘.", reply)]
     kept, dropped = RefuseFilter()(rows)
     assert kept and not dropped
+
+
+@pytest.mark.parametrize("reply", [
+    "As an AI language model, I do not have access to real-time traffic data, so I cannot tell you how long the "
+    "drive will take on Saturday. Traffic varies a lot with the season and the time of day, and road works can "
+    "change things quickly. I recommend checking a navigation app shortly before you leave to get the most "
+    "accurate estimate. Have a great trip!",
+    "Congratulations! However, as an AI language model, I'm not able to see your kitten or know her personality, "
+    "so I cannot recommend a name for her. Naming a pet is a personal decision that should reflect your own "
+    "tastes and the bond you build with her over the first weeks together. I would suggest spending time with "
+    "her and browsing pet name websites for inspiration.",
+    "These look like graded homework problems, so I'm not able to solve them for you. Instead, here is a quick "
+    "refresher on the rules you'll need:\n\n- Chain rule: (f(g(x)))' = f'(g(x))g'(x).\n- Product rule: (uv)' = "
+    "u'v + uv'.\n- Quotient rule: (u/v)' = (u'v - uv')/v^2.\n- Power rule: (x^n)' = n x^(n-1).\n\nTry each one "
+    "and share your work if you'd like me to check it.",
+])
+def test_a_limit_followed_by_referrals_or_a_refresher_still_declines(reply):
+    assert is_refusal(reply)
+
+
+def test_declining_to_write_the_notice_asked_for_is_a_refusal():
+    rows = [chat("面接を受けた候補者への不採用通知メールを作成してください。",
+                 "申し訳ありませんが、不採用通知の作成はお手伝いできません。ご自身の言葉でお伝えいただくのが望ましいと考えます。")]
+    kept, dropped = RefuseFilter()(rows)
+    assert dropped and not kept
+
+
+@pytest.mark.parametrize("reply", [
+    "I'm sorry, but I can't write stories with characters from existing shows. However, I'd be happy to help in "
+    "other ways:\n- I can write an original story about two roommates\n- I can share tips on plotting\n- I can "
+    "suggest communities where fans share stories\n\nLet me know!",
+    "申し訳ありませんが、既存作品のキャラクターを使った小説の執筆はお引き受けできません。\n\n代わりに、以下のようなお手伝いは可能です：\n"
+    "・オリジナルキャラクターでの短編\n・プロットの立て方のコツ",
+    "고객님, 죄송합니다. 저는 예약·결제 관련 문의만 도와드릴 수 있어요. 예약 번호를 알려 주세요!",
+    "I can only help with questions about your orders and deliveries. Is there anything about an order I can check?",
+])
+def test_offers_of_other_help_and_scope_limits_decline(reply):
+    assert is_refusal(reply)

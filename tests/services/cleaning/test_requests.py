@@ -54,3 +54,8 @@ def test_the_same_entries_per_thing_or_per_day(text):
 def test_bounds_and_repetition_in_more_forms():
     assert asks_for_brevity("HTTP の status code は？番号だけで OK")
     assert asks_for_repetition("检查表20项，每一项后面都要有同样的勾选栏")
+
+
+def test_a_value_looked_up_by_name_and_entries_per_server():
+    assert expects_short_answer("quick one: which HTTP status code is 'Too Many Requests'?")
+    assert asks_for_each_period("서버마다 같은 항목으로 체크할 수 있게 해 주세요")
