@@ -138,7 +138,7 @@ _SOFT_CJK = (
     # The assistant's scope named as all it does, said to a request outside it ("저는 주문·배달 관련 문의만
     # 도와드릴 수 있어요", 我只能回答…相关的问题, …に関するご質問のみお答えしております).
     r"(?:문의|질문|요청|업무)만\s*(?:도와|답변|안내|처리|상담)\S*\s*(?:드릴\s*)?수\s*있"
-    r"|我?只能(?:回答|处理|帮(?:您|你)处理|解答|提供)[^。！？\n]{0,20}?(?:相关|方面)的?(?:问题|事宜|咨询|业务)"
+    r"|只能(?:为(?:您|你))?(?:回答|处理|帮(?:您|你)处理|解答|提供)[^。！？\n]{0,30}?(?:相关|方面)的?(?:问题|事宜|咨询|业务)"
     r"|(?:に関する|についての)(?:ご質問|お問い合わせ)のみ(?:お答え|対応|お受け)",
     # A matter put aside, then declined at the end of the sentence: 作成につきましては…対応いたしかねます.
     r"(?:につきましては|については|に関しては)[^。]{0,60}?(?:対応|お応え|お答え|ご回答|ご提供|作成|お受け)"
@@ -283,7 +283,8 @@ _DECLINE = re.compile(
     r"|(?:\b(?:helping|assisting)\s+(?:you\s+)?(?:with\s+)?|\b(?:doing|writing|completing|solving|finishing)\s+"
     r"(?:this|that|it|your|the\s+\w+)\b)[^.!?\n]{0,60}?\bwould\s*(?:(?:n'?t|\s+not)\s+be\s+fair\b|\s*(?:violate|breach"
     r"|go\s+against|be\s+against|constitute|be\s+(?:considered\s+)?(?:cheating|plagiarism|dishonest|unethical|unfair)\b))"
-    r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます"
+    # (我不能保证: an answer's limit, "I can't guarantee it is legally airtight", is no decline.)
+    r"|我(?:不能|无法|不可以|不会|没办法|拒绝|不便)(?!保证|确保|担保)|(?:することは|ことは|のは)(?:できません|いたしかねます|致しかねます"
     r"|(?:差し)?控えさせていただきます)|お断り"
     # A named act declined: 宿題の代行はできません, 代筆はいたしかねます.
     r"|[\u4e00-\u9fff]{2,4}は(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
@@ -355,7 +356,9 @@ _PIVOT = re.compile(
     r"(?:\b(?:let\s+me|I'?ll|I\s+will|instead|alternatively|however,?\s+(?:you|I|we|here)|but\s+here(?:'?s|\s+is|\s+are)"
     r"|what\s+I\s+can\s+do\b"
     r"|here'?s\s+how|but\s+you\s+can|you\s+can\s+(?:try|use)"
-    r"|but\b[^.!?\n]{0,80}?\b(?:I\s+can\s+help|I\s+can\s+(?:explain|show|walk)|I'?d\s+be\s+happy\s+to))\b"
+    r"|but\b[^.!?\n]{0,80}?\b(?:I\s+can\s+help|I\s+can\s+(?:explain|show|walk|tell|give|share|outline|describe"
+    r"|break\s+(?:it|this|that)\s+down|guide\s+you)"
+    r"|I'?d\s+be\s+happy\s+to))\b"
     r"|让我|改用|尝试|不过|然而|但(?:是)?(?:可以|你可以|我可以)|代わりに|ただし|ただ[、,]|しかし|ですが|けれど"
     r"|(?<=でき)(?:ませんが|ないが|ないけど)|(?:(?<=[.!?。,\n])|(?<=[.!?。,]\s)|(?<=그\s)|(?<=그)|^)대신"
     r"|(?<![가-힣])하지만"
@@ -430,12 +433,15 @@ _ABOUT_REQUEST = re.compile(
     r"|(?:这种|这类|此类|这样的|这个|那种|这封|这份|这条)[^。！？]{0,20}?(?:信|邮件|函|消息|短信|通知|e-?mail|letter"
     r"|message)"
     r"|帮(?:你|您)(?:写|撰写|起草)|帮助(?:你|您)(?:写|撰写|起草|拒绝|回绝|推掉|处理|回复)"
+    # The help asked for named as a service not offered: 无法提供翻译服务, "can't provide writing services".
+    r"|(?:无法|不能|不)提供[^。！？，,]{0,8}?服务|\bprovide\s+(?:\w+\s+){0,2}services?\b|(?:翻訳|作成|代筆)サービス"
+    r"|(?:번역|작성|대필)\s*서비스"
     r"|\b(?:that|this|it)(?:'s|\s+is)(?:\s+not|n't)\s+something\b"
     r"|(?:メール|手紙|文面|文章|メッセージ)(?:と\s*なると|となれば|については|に関しては)"
     r"|그건|그것은"
     r"|(?:その|この|こちらの)(?:ような)?(?:ご?依頼|リクエスト|ご?要望|メール|手紙|文面|文章|メッセージ)"
     r"|(?:メール|手紙|文面|文章|メッセージ)[のを]?(?:作成|執筆|書く|お書き|代筆)"
-    r"|(?:通知|案内|お知らせ|挨拶文|お詫び|連絡文|[\u4e00-\u9fff]{1,6}書)の(?:作成|執筆|代筆)(?:は|を|に)"
+    r"|(?:通知|案内|お知らせ|挨拶文|お詫び|連絡文|お?詫び状|お?礼状|挨拶状|[\u4e00-\u9fff]{1,6}書)の(?:作成|執筆|代筆)(?:は|を|に)"
     # The decline names the writing itself: 作成は控えさせていただきます.
     r"|(?:作成|代筆|執筆)(?:する|いたす)?(?:こと)?は(?:差し|お)?控え"
     r"|(?:그런|그러한|이런|해당)\s*(?:\S+\s*){0,2}?(?:요청|문자|메일|편지|메시지|글)|요청(?:은|하신|을)"
@@ -625,7 +631,8 @@ def _pivot_cancels(window: str, soft: re.Match[str], *, piece: bool = False) -> 
 _OWN_ACT = re.compile(
     r"\b(?:taste|smell|eat|drink|touch|hug|sniff|physically|in\s+person"
     r"|check|connect|access|see|view|look\s+(?:at|up)|browse|verify|inspect|test|run|reproduce)\b"
-    r"|\b(?:hear|listen)\b|味見|味わ|食べ|飲め|嗅|聴|聞|맛보|맛을|먹어|냄새|듣|들어|尝|闻|吃|听"
+    r"|\b(?:hear|listen|speak|produce\s+(?:audio|sound)|say\s+it\s+(?:out\s+loud|aloud))\b"
+    r"|味見|味わ|食べ|飲め|嗅|聴|聞|맛보|맛을|먹어|냄새|듣|들어|尝|闻|吃|听"
     r"|查看|连接|访问|确认|检查|看到|测试|確認|接続|アクセス|見(?:る|られ|ること)|検証"
     r"|확인|접속|접근|볼\s*수|테스트",
     re.I,

@@ -44,7 +44,7 @@ _BRIEF = re.compile(
     r"|regex|formula|command|query|label|category|grade|score|total|price|id|url|link|title|unit|ticker|output)s?"
     r"\s+only\b|\byes\s*/\s*no\b|\by/n\b"
     r"|\b(?:reply|answer|respond)\s+(?:with\s+)?(?:only|just)\b|\b(?:only|just)\s+the\s+\w+(?:,\s*please)?[.!]?\s*$"
-    r"|\b(?:one|single|1|a)[-\s]word\b|(?<!\w)[\x22'“‘]?yes[\x22'”’]?\s+or\s+[\x22'“‘]?no\b|(?<!\w)[\x22'“‘]?true[\x22'”’]?\s+or\s+[\x22'“‘]?false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
+    r"|\b(?:one|single|1|a)[-\s]word\b|(?<!\w)[\x22'“‘]?yes[\x22'”’]?\s*(?:or|或者?|还是|か)\s*[\x22'“‘]?no\b|(?<!\w)[\x22'“‘]?true[\x22'”’]?\s+or\s+[\x22'“‘]?false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
     r"|\bno\s+(?:explanation|details|elaboration)\b|\bbriefly\b|\bone[-\s](?:line|sentence)\b|\bwithout\s+explanation\b"
     r"|只(?:回答|给出|需|要|说|写|输出|用)|仅(?:回答|给出|输出|需)|直接(?:给出|回答|说|输出)|(?:一个|一)(?:英文)?(?:词|单词|字)"
     r"|不(?:用|要|需要|必)解释|(?:别|无需|不带)解释|简短(?:回答|地)|是或否|是还是不是|一句话"
@@ -362,6 +362,9 @@ _FACT_QUESTION = re.compile(
     r"|多少|几[个位岁年天号点次]|星期几|周几|礼拜几|多[高远长大深重宽久]|哪一?年|什么时候|哪里|哪儿|是谁|谁[是写发创]"
     r"|いくつ|いくら|何(?:人|年|回|個|時|歳|メートル|キロ|円|行|件|日|分|枚|本|台|度)|いつ|どこ|誰|どれ(?:くらい|ぐらい)"
     r"|高さは|長さは"
+    # A property of one named thing: Mädchen の文法上の性は？, 这个词的读音是什么？, 이 단어의 뜻은?
+    r"|の[\u4e00-\u9fff\u30a0-\u30ff]{1,6}は[？?]\s*$|的(?:读音|拼音|意思|词性|性别|复数)是(?:什么)?[？?]?\s*$"
+    r"|의\s*(?:뜻|발음|품사|성별|복수형)(?:은|는)\s*[？?]?\s*$"
     r"|몇|며칠|얼마|언제|어디|누구|누가",
     _I,
 )

@@ -524,17 +524,18 @@ _HOP_MIN_SCRIPTS = 4
 _HOP_MIN_SWITCHES = 8
 _HOP_WORDS_PER_SWITCH = 3
 _HOP_SHARE = 0.3  # of the letters
+_HOP_DENSE_SWITCHES = 12
 
 
 def script_hops(text: str) -> Evidence | None:
     """Evidence that lines of ``text`` hop between four or more scripts from word to word, or None."""
     if text.isascii() or not _RARE_SCRIPT.search(text):
         return None
-    # Exact screen: four scripts in a line need four in the text (most mixed text has two). Latin, CJK and
-    # Hangul are one script each, so with fewer than three of the families only the rest can hold the others.
+    # Exact screen: three scripts in a line need three in the text (most mixed text has two). Latin, CJK and
+    # Hangul are one script each, so with fewer than two of those families only the rest can hold the others.
     present = [rx.search(text) is not None for rx in _SCRIPT_PRESENT]
-    if sum(present) < _HOP_MIN_SCRIPTS - 1 and (not present[-1] or
-                                                 len(np.unique(_letter_buckets(text))) < _HOP_MIN_SCRIPTS):
+    if sum(present) < _HOP_MIN_SCRIPTS - 2 or (sum(present) == _HOP_MIN_SCRIPTS - 2 and (
+            not present[-1] or len(np.unique(_letter_buckets(text))) < _HOP_MIN_SCRIPTS - 1)):
         return None
     hop_letters, total_letters, switches, scripts, first = 0, 0, 0, set(), ""
     for part in _LINE_PART_RE.finditer(text):
@@ -550,8 +551,11 @@ def script_hops(text: str) -> Evidence | None:
         for item in _LIST_SEP_RE.split(part.group(0)):
             item_kinds = [_script_of(w[0]) for w in _WORD_RE.findall(item)]
             hops += sum(1 for a, b in zip(item_kinds, item_kinds[1:], strict=False) if a != b)
-        if len(set(kinds)) >= _HOP_MIN_SCRIPTS and hops >= _HOP_MIN_SWITCHES and \
-                hops * _HOP_WORDS_PER_SWITCH >= len(words):
+        # Four scripts hopping every third word, or three hopping every other word (a glossary line or
+        # bilingual prose with its terms in a third script switches far less often).
+        if (len(set(kinds)) >= _HOP_MIN_SCRIPTS and hops >= _HOP_MIN_SWITCHES
+                and hops * _HOP_WORDS_PER_SWITCH >= len(words)) or \
+                (len(set(kinds)) >= _HOP_MIN_SCRIPTS - 1 and hops >= _HOP_DENSE_SWITCHES and 2 * hops >= len(words)):
             hop_letters += letters
             switches += hops
             scripts |= set(kinds)

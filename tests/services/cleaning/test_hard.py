@@ -654,3 +654,18 @@ def test_short_casual_closes_that_contradict_the_result(result, reply):
 
 def test_a_weekday_asked_for_alone_is_a_short_answer():
     assert HardFilter()._shallow_evidence(chat("2025年3月3号是星期几 就说星期几就行", "星期一")["messages"]) is None
+
+
+def test_a_page_asked_for_answered_in_one_sentence_is_a_one_liner():
+    found = HardFilter()._shallow_evidence(chat(
+        "教え子の推薦状を英語で、A4一枚くらいで下書きしてください。研究と学会発表のことを入れて。",
+        "Yuki is an excellent student and I recommend her.")["messages"])
+    assert found is not None and found["check"] == "one_liner", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("ドイツ語の Haus の文法上の性は？", "中性です（das Haus）。"),
+    ("这个 sentence \"She go to school.\" grammar 上对吗？回答 yes 或 no 就好。", "No（应为 She goes to school.）"),
+])
+def test_a_property_of_one_thing_or_a_yes_no_asked_in_chinese_is_a_short_answer(request_text, reply):
+    assert HardFilter()._shallow_evidence(chat(request_text, reply)["messages"]) is None

@@ -993,3 +993,24 @@ def test_declining_to_write_the_notice_asked_for_is_a_refusal():
 ])
 def test_offers_of_other_help_and_scope_limits_decline(reply):
     assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "As an AI language model I can't give formal legal advice, but I can tell you exactly what the statute says: "
+    + "the probation period may not exceed two months for a contract of one to three years, and pay during it "
+      "may not fall below 80% of the agreed wage. " * 2,
+    "Right, I can't produce audio, but I can break it down so you know exactly what to fix: "
+    + "the initial x sits between s and sh, said with a smile; the vowel glides from ee to eh in one syllable. " * 3,
+    "作为 AI，我不能保证译文在法律上完全严谨，不过下面的译文用于日常沟通是完全没问题的：\n\n"
+    "Sehr geehrte Frau Weber, mein Mietvertrag endet am 31. Juli, und ich möchte ihn nicht verlängern.",
+])
+def test_a_caveat_before_the_help_is_no_refusal(reply):
+    assert not is_refusal(reply)
+
+
+def test_a_service_not_offered_for_the_piece_asked_is_a_refusal():
+    rows = [chat("能帮我用日语写一句给朋友的话吗？“好久不见，很期待一起去吃拉面”",
+                 "很抱歉，小航只能为您解答航班查询、改签、行李规定等与出行相关的问题，无法提供翻译服务。")]
+    kept, dropped = RefuseFilter()(rows)
+    assert dropped and not kept
+    assert is_refusal("申し訳ございませんが、お詫び状の作成はお手伝いできません。ご自身の言葉でどうぞ。", composition=True)

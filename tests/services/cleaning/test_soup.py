@@ -474,3 +474,17 @@ def test_spaced_mixed_symbols_are_soup():
     text = "EBITDA is net income plus interest.\n\n" + "§‡¤ ≈≈ ∂∆ ¶¶ ±÷ ∑∑∑ †† ◊ ¤¤ ‰ ¬¬ ∞ ≠ " * 5
     found = soup_check(text, SoupParams())
     assert found is not None and found["check"] == "symbol_soup", found
+
+
+def test_three_scripts_hopping_every_other_word_are_salad():
+    text = ("しい much movie 는. 本当 movie really this 좋아 是 좋아 는. の I. 하다 this 이 movie. 本当 しい I. 好き 좋아. "
+            "film. really の 하다 이 ça. しい 영화를 이. 好き like. 很 much 많이 I 好き 的. 정말 like 자연 like movie.")
+    found = soup_check(text, SoupParams())
+    assert found is not None and found["check"] == "script_salad", found
+
+
+def test_bilingual_prose_with_terms_in_a_third_script_is_not_salad():
+    text = ("React 18 에서는 StrictMode 때문에 개발 환경에서만 effect 가 두 번 실행됩니다. 이것은 버그가 아니라 cleanup 이 "
+            "제대로 작성됐는지 확인하려는 의도적인 동작이에요. 日本語では「二重実行」と呼ばれることもあります.")
+    found = soup_check(text, SoupParams())
+    assert found is None or found["check"] != "script_salad", found
