@@ -182,8 +182,6 @@ _RESTATE_RE = re.compile(
 _RESTATE_MIN = 4
 
 
-
-
 def _screen(*patterns: re.Pattern[str]) -> re.Pattern[str]:
     """One pattern matching where any of ``patterns`` matches, each written ``(?=[first chars])(?:...)``.
 
@@ -385,7 +383,14 @@ _SHORT_ITEM = 30  # an item this short (CJK characters weigh double) names its t
 _HEAD_SHARE_FIFTHS = 3  # most item heads: three in five
 
 
-def _head_tokens(head: str) -> set[str]:
+def _head_tokens(head: str) -> list[str]:
+    """The distinct content words (and CJK pairs) of a list item's head, sorted: counted across items, the
+    ties of a most-common list then come out the same in every process (a set's order changes with the
+    string hash seed, and with it the words an evidence names)."""
+    return sorted(_head_token_set(head))
+
+
+def _head_token_set(head: str) -> set[str]:
     low = head.lower()
     tokens = {w.rstrip("'s") for w in _LATIN_WORD_RE.findall(low) if len(w) >= 3} - _HEAD_STOPWORDS
     if head.isascii():
@@ -569,6 +574,12 @@ def _countable(item: str) -> bool:
     return len(item) >= 2 and item[0] not in "|<[" and any(c.isalpha() for c in item)
 
 
+# At most this many different items repeating in turn still make one stuck list (more is a table) ...
+_MAX_CYCLING_ITEMS = 3
+# ... when they are nearly the whole list (a schedule repeats its entries between other lines: month names).
+_CYCLE_SHARE = 0.8
+
+
 def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -> Evidence | None:
     """Evidence that one list item (or line, or comma-separated entry) fills the text, or None.
 
@@ -613,12 +624,6 @@ def repeated_item(text: str, *, min_repeats: int = 10, min_share: float = 0.5) -
             all(i in _ANSWER_VALUES for i, _ in cycle):
         return None
     return {"check": "repeated_items", "items_repeated": [i[:40] for i, _ in cycle], "count": k, "items": total}
-
-
-# At most this many different items repeating in turn still make one stuck list (more is a table) ...
-_MAX_CYCLING_ITEMS = 3
-# ... when they are nearly the whole list (a schedule repeats its entries between other lines: month names).
-_CYCLE_SHARE = 0.8
 
 
 def _categorical(counts: dict[str, int], item: str, k: int) -> bool:

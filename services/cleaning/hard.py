@@ -137,7 +137,7 @@ def _nothing_in_stock(result: str) -> bool:
     """True when every stock figure of the result is zero (or false), or it says out of stock in words."""
     figures = _STOCK_FIELD_RE.findall(result)
     if figures:
-        return all(f.lower() in ("false",) or (f.lower() != "true" and float(f) == 0) for f in figures)
+        return all(f.lower() == "false" or (f.lower() != "true" and float(f) == 0) for f in figures)
     return _NO_STOCK_RESULT_RE.search(result) is not None
 
 
@@ -224,9 +224,13 @@ def _asks_for_work(request: str) -> bool:
         return True
     return (asks_for_detail(request) or asks_for_code(request) or _PLAN_RE.search(request) is not None) and not (
         asks_for_composition(request) or asks_for_words_to_someone(request))
+
+
 # A longer reply that only deliberates is judged by its close: the cue must then be in its last characters.
 _DEFERRAL_DELIBERATION_MAX = 1000
 _DEFERRAL_CLOSE = 160
+
+
 def deferral_evidence(text: str) -> dict[str, Any] | None:
     """Evidence that a short closing ``text`` defers the work (thinks it over, asks to wait) with nothing
     made in it (no list, no code), or None. A character saying so in a scene is the scene."""
@@ -495,17 +499,14 @@ class HardFilter(ParamStep[HardFilterParams]):
             return {**window, "check": "piece_missing"}
         if (deferred := deferral_evidence(text)) is not None:
             return {**window, **deferred}
-        whole = _WHOLE_PIECE_RE.search(asked[:REQUEST_HEAD_CHARS]) is not None
-        if whole and text and text_weight(text) < _WHOLE_PIECE_LINE_MAX and not short_ok() and not is_refusal(text):
-            # "A full cover letter, about one page" answered by a salutation, one sentence and a sign-off.
-            return {**window, "check": "one_liner", "whole_piece": True}
-        one_line_max = _WHOLE_PIECE_LINE_MAX if whole else _ONE_LINER_MAX
-        if text and len(text) <= one_line_max and text_weight(text) <= one_line_max and "\n" not in text \
-                and "```" not in text \
-                and _asks_for_work(asked[:REQUEST_HEAD_CHARS]) and not short_ok() and not is_refusal(text):
-            # "Explain each step and why" or "write me a scraper" answered in one line: the work is missing.
-            # (A one-line refusal is the refusal step's to name, with its evidence.)
-            return {**window, "check": "one_liner"}
+        # "A full cover letter, about one page" answered in a few lines, or "explain each step and why" and
+        # "write me a scraper" answered in one: the work is missing. (A refusal is the refusal step's to name.)
+        weight = text_weight(text)
+        whole = weight < _WHOLE_PIECE_LINE_MAX and _WHOLE_PIECE_RE.search(asked[:REQUEST_HEAD_CHARS]) is not None
+        one_line = not whole and len(text) <= _ONE_LINER_MAX and weight <= _ONE_LINER_MAX and "\n" not in text \
+            and "```" not in text and _asks_for_work(asked[:REQUEST_HEAD_CHARS])
+        if text and (whole or one_line) and not short_ok() and not is_refusal(text):
+            return {**window, "check": "one_liner", **({"whole_piece": True} if whole else {})}
         if len(users) == 1 and len(assts) == 1:
             floor = self._floor(_dense(text) or _dense(asked))
             if len(text) < floor and not short_ok():

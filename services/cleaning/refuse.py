@@ -490,7 +490,7 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "不给", "不代", "代为", "適切では", "妥当では",
                  "言え", "答えられ", "できない", "できません", "かねます", "お断り", "辞退", "控えさせて",
                  "っておりません", "しておりません", "けておりません", "受付おりません",
-                 "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围", "かねます",
+                 "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围",
                  "불가", "거절", "거부", "드리지", "조심스럽", "적절하지", "功能", "能力", "機能",
                  "不提供", "不支持", "不受理", "不办理", "不代为", "제공하지", "只能", "만 도와", "만 답변", "만 안내",
                  "만 처리", "のみ",
@@ -981,18 +981,19 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 # A reply that refuses, or whose refusal a pivot undid, to a request for a piece to send
                 # (a letter, a message) is judged as that piece: there only the piece itself undoes a
                 # refusal, and the piece's own "I can't come" is content (most replies are neither).
+                composition = False
                 if found is not None or pivoted[0]:
                     if asks_words is None:
                         asks_words = _asks_for_words(message_text(user)[:REQUEST_HEAD_CHARS])
                     # A reply that holds a letter (a subject or salutation line) is judged as the piece,
                     # however the request was worded ("make it propose two dates" in a follow-up): what it
                     # says before that line is still judged as any reply.
-                    if asks_words or letter_start(text) is not None:
+                    composition = asks_words or letter_start(text) is not None
+                    if composition:
                         found = self._evidence(text, messages, is_agent, tools, composition=True)
                 # In a story or a script asked for, a character's "I can't say" is the scene.
                 if found is not None and asks_for_fiction(message_text(user)[:REQUEST_HEAD_CHARS]):
-                    found = self._evidence(text, messages, is_agent, tools, composition=bool(asks_words),
-                                           fiction=True)
+                    found = self._evidence(text, messages, is_agent, tools, composition=composition, fiction=True)
                 if found is not None and acting and found["check"] in _SOFT_CHECKS:
                     found = None
                 if found is not None and found["check"] == "do_it_yourself" and \

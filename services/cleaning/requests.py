@@ -34,15 +34,14 @@ REQUEST_HEAD_CHARS = 2000
 _I = re.I
 
 # The user bounds the answer: only the number, one word, yes or no, no explanation, briefly.
+# What a bounded answer is made of: "just the number", "romaji only".
+_ANSWER_NOUNS = (r"(?:number|answer|name|word|result|value|code|letter|digit|year|date|city|country|term|translation"
+                 r"|yes|no|kanji|hanzi|character|symbol|emoji|abbreviation|acronym|initials|pinyin|romaji|romanization"
+                 r"|reading|furigana|ipa|transcription|pattern|regex|formula|command|query|label|category|grade|score"
+                 r"|total|sum|count|price|id|url|link|filename|title|unit|ticker|output)s?")
 _BRIEF = re.compile(
     r"\b(?:just|only)\s+(?:give\s+|say\s+|write\s+|reply\s+with\s+|answer\s+with\s+)?(?:me\s+)?(?:the\s+|a\s+|one\s+)?"
-    r"(?:number|answer|name|word|result|value|code|letter|digit|year|date|city|country|term|translation|yes|no"
-    r"|kanji|hanzi|character|symbol|emoji|abbreviation|acronym|initials|pinyin|romaji|romanization|reading|furigana"
-    r"|ipa|transcription|pattern|regex|formula|command|query|label|category|grade|score|total|sum|count|price"
-    r"|id|url|link|filename|title|unit|ticker|output)s?\b"
-    r"|\b(?:number|answer|name|word|result|value|code|digit|year|date|translation|pinyin|romaji|reading|pattern"
-    r"|regex|formula|command|query|label|category|grade|score|total|price|id|url|link|title|unit|ticker|output)s?"
-    r"\s+only\b|\byes\s*/\s*no\b|\by/n\b"
+    + _ANSWER_NOUNS + r"\b|\b" + _ANSWER_NOUNS + r"\s+only\b|\byes\s*/\s*no\b|\by/n\b"
     r"|\b(?:reply|answer|respond)\s+(?:with\s+)?(?:only|just)\b|\b(?:only|just)\s+the\s+\w+(?:,\s*please)?[.!]?\s*$"
     r"|\b(?:one|single|1|a)[-\s]word\b|(?<!\w)[\x22'“‘]?yes[\x22'”’]?\s*(?:or|或者?|还是|か)\s*[\x22'“‘]?no\b|(?<!\w)[\x22'“‘]?true[\x22'”’]?\s+or\s+[\x22'“‘]?false\b|\bin\s+(?:one|a\s+single|\d+)\s+words?\b"
     r"|\bno\s+(?:explanation|details|elaboration)\b|\bbriefly\b|\bone[-\s](?:line|sentence)\b|\bwithout\s+explanation\b"

@@ -539,12 +539,12 @@ def script_hops(text: str) -> Evidence | None:
         return None
     hop_letters, total_letters, switches, scripts, first = 0, 0, 0, set(), ""
     for part in _LINE_PART_RE.finditer(text):
-        words = _WORD_RE.findall(part.group(0))
-        if not words:
-            continue
-        kinds = [_script_of(w[0]) for w in words]
-        letters = sum(map(len, words))
+        all_words = _WORD_RE.findall(part.group(0))
+        kinds = {_script_of(w[0]) for w in all_words}
+        words, letters = len(all_words), sum(map(len, all_words))
         total_letters += letters
+        if len(kinds) < _HOP_MIN_SCRIPTS - 1:
+            continue  # too few scripts in this line to hop between
         # Hops within list items only: a list of languages or of greetings ("谢啦 in Chinese, どうも in
         # Japanese, 고마워 in Korean") changes script at its commas.
         hops = 0
@@ -553,12 +553,11 @@ def script_hops(text: str) -> Evidence | None:
             hops += sum(1 for a, b in zip(item_kinds, item_kinds[1:], strict=False) if a != b)
         # Four scripts hopping every third word, or three hopping every other word (a glossary line or
         # bilingual prose with its terms in a third script switches far less often).
-        if (len(set(kinds)) >= _HOP_MIN_SCRIPTS and hops >= _HOP_MIN_SWITCHES
-                and hops * _HOP_WORDS_PER_SWITCH >= len(words)) or \
-                (len(set(kinds)) >= _HOP_MIN_SCRIPTS - 1 and hops >= _HOP_DENSE_SWITCHES and 2 * hops >= len(words)):
+        if (len(kinds) >= _HOP_MIN_SCRIPTS and hops >= _HOP_MIN_SWITCHES and hops * _HOP_WORDS_PER_SWITCH >= words) \
+                or (len(kinds) >= _HOP_MIN_SCRIPTS - 1 and hops >= _HOP_DENSE_SWITCHES and 2 * hops >= words):
             hop_letters += letters
             switches += hops
-            scripts |= set(kinds)
+            scripts |= kinds
             first = first or part.group(0).strip()[:120]
     if not hop_letters or hop_letters < _HOP_SHARE * total_letters:
         return None
@@ -643,19 +642,15 @@ _HANGUL_SYLLABLE_RE = re.compile("[\uac00-\ud7a3]")
 
 def jamo_soup(text: str) -> Evidence | None:
     """Evidence that Korean text is written in loose letters instead of syllables, or None."""
-    if text.isascii() or not _LONE_VOWEL_RE.search(text):
-        return None
-    vowels = [c for c in _LONE_VOWEL_RE.findall(text) if c not in _CUSTOM_VOWELS]
-    if len(vowels) < _JAMO_MIN_VOWELS:
+    first = None if text.isascii() else _LONE_VOWEL_RE.search(text)
+    if first is None or sum(c not in _CUSTOM_VOWELS for c in _LONE_VOWEL_RE.findall(text)) < _JAMO_MIN_VOWELS:
         return None
     jamo = len(_JAMO_RE.findall(text))
     hangul = jamo + len(_HANGUL_SYLLABLE_RE.findall(text))
     if jamo < _JAMO_SHARE * hangul:
         return None
-    first = _LONE_VOWEL_RE.search(text)
-    start = first.start() if first else 0
     return {"check": "jamo_soup", "letters": jamo, "share": round(jamo / hangul, 4),
-            "window": _around(text, start, start)}
+            "window": _around(text, first.start(), first.start())}
 
 
 # The same word twice in a row, again and again ("bake bake ... flour flour ... clean clean clean"):
@@ -677,11 +672,12 @@ def stuttered_words(text: str) -> Evidence | None:
         return None
     if "```" in text:
         text = _CODE_SPAN_RE.sub(" ", text)
+        tokens = text.split()
     pairs = [m for m in _STUTTER_RE.finditer(text) if not m.group(1).isdigit()]
     if len(pairs) < _STUTTER_MIN_PAIRS:
         return None
     words = {m.group(1).lower() for m in pairs}
-    total = len(text.split())
+    total = len(tokens)
     if len(words) < _STUTTER_MIN_WORDS or len(pairs) < _STUTTER_SHARE * total:
         return None
     return {"check": "stuttered_words", "pairs": len(pairs), "words": sorted(words)[:8], "of_words": total,
@@ -822,8 +818,8 @@ _LEGACY_MIN_KINDS = 6  # different characters in the repair
 
 
 def _legacy_mojibake(text: str, runs: list[re.Match[str]], raw: list[bytes]) -> Evidence | None:
-    """Evidence of CJK text in a legacy code page (EUC-KR, GBK, Shift-JIS) shown as cp1252: the runs'
-    bytes decode strictly in that code page to almost nothing but CJK characters."""
+    """Evidence of CJK text in a legacy code page (EUC-KR, GB2312) shown as cp1252: the runs' bytes decode
+    strictly in that code page to almost nothing but CJK characters."""
     for codec in _LEGACY_CODECS:
         try:
             repaired = "".join(r.decode(codec) for r in raw)

@@ -644,3 +644,17 @@ def test_restarting_an_explanation_from_the_top_in_japanese_is_a_loop():
              "いえ、最初から説明し直します。\n\n改めて、最初から順を追って説明します。\n\nもう一度最初から整理して説明します。")
     found = DeadLoopFilter().find_stuck(chat("相続放棄の流れを教えて", reply)["messages"])
     assert found is not None and found["check"] == "restarts", found
+
+
+def test_list_head_evidence_is_the_same_under_any_string_hash_seed():
+    import os
+    import subprocess
+    import sys
+
+    code = ("from services.cleaning.deadloop import repeated_list_head\n"
+            "items = ['香りでほどく毎日の心地よさ', '心地よい香りで毎日を', '毎日の心地よい香り時間', '香りと心地よさの毎日',"
+            " '心地よさを毎日に', '毎日心地よい香りを']\n"
+            "print(repeated_list_head(''.join(f'{i}. {t}\\n' for i, t in enumerate(items, 1))))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3", "4")}
+    assert len(seen) == 1 and "repeated_list_head" in seen.pop()
