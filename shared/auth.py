@@ -56,6 +56,10 @@ __all__ = [
 
 KEY_PATTERN = re.compile(r"^tf_[A-Za-z0-9_-]{20,100}$")
 CACHE_TTL_S = 10.0
+#: Keys whose stored form each verifier keeps (cleared when full: random keys cannot grow it).
+_DIGEST_MEMO_SIZE = 4096
+#: Verdicts each verifier keeps, live and unknown keys alike (cleared when full, for the same reason).
+_VERDICT_CACHE_SIZE = 65536
 Scope = Literal["admin", "user", "session"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
 
@@ -143,6 +147,8 @@ class KeyVerifier:
         self._maker = maker
         self._salt = salt
         self._cache: dict[str, tuple[float, ApiKeyInfo | None]] = {}
+        # The stored form of each key seen lately: an HMAC per request was a fiftieth of a proxied call's CPU.
+        self._digests: dict[str, str] = {}
         self._pending: dict[str, asyncio.Future[ApiKeyInfo | None]] = {}
         KeyVerifier._instances.append(self)
 
@@ -155,7 +161,11 @@ class KeyVerifier:
         """The caller behind ``key``; raises ``AuthenticationError`` if it is not a live key."""
         if not KEY_PATTERN.match(key):
             raise AuthenticationError("malformed API key: keys look like `tf_...`")
-        digest = hash_key(key, salt=self._salt)
+        digest = self._digests.get(key)
+        if digest is None:
+            if len(self._digests) >= _DIGEST_MEMO_SIZE:
+                self._digests.clear()
+            digest = self._digests[key] = hash_key(key, salt=self._salt)
         hit = self._cache.get(digest)
         if hit is not None and time.monotonic() - hit[0] < CACHE_TTL_S:
             info = hit[1]
@@ -177,6 +187,8 @@ class KeyVerifier:
     async def _refresh(self, digest: str) -> ApiKeyInfo | None:
         try:
             info = await self._lookup(digest)
+            if len(self._cache) >= _VERDICT_CACHE_SIZE:
+                self._cache.clear()
             self._cache[digest] = (time.monotonic(), info)
             return info
         finally:

@@ -47,11 +47,15 @@ def context_of(
 ) -> CallContext:
     """The call context from the raw request facts (path values win over headers)."""
     key_id = getattr(api_key, "id", None)
+    api_key_id = str(key_id) if key_id is not None else None
+    if api_key_id is not None:  # a verified key: its id names it, no hash needed
+        rate_key = "key:" + api_key_id
+    else:
+        rate_key = _rate_key_of(authorization) if authorization else "ip:" + (client_host or "unknown")
     return CallContext(
         session_id=session_id or session_header,
         attempt=attempt if attempt is not None else _header_attempt(attempt_header),
-        rate_key=_rate_key_of(authorization) if authorization else "ip:" + (client_host or "unknown"),
-        api_key_id=str(key_id) if key_id is not None else None,
+        rate_key=rate_key, api_key_id=api_key_id,
     )
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import JSON, Table
@@ -84,9 +85,14 @@ async def insert_ignore_committed(
         await insert_ignore_many(session, model, rows, conflict_columns=conflict_columns)
         await session.commit()
         return
-    sql, encoders = _driver_statement(table, names, tuple(conflict_columns))
-    args = [tuple(enc(row[name]) if enc else row[name] for name, enc in zip(names, encoders, strict=True))
-            for row in rows]
+    sql, json_at = _driver_statement(table, names, tuple(conflict_columns))
+    values_of = operator.itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+    args: list[list[Any]] = []
+    for row in rows:
+        values = list(values_of(row))
+        for i in json_at:
+            values[i] = json_dumps(values[i])
+        args.append(values)
     await driver.executemany(sql, args)
     await session.commit()
 
@@ -100,8 +106,8 @@ def _driver_ready(table: Table, names: tuple[str, ...]) -> bool:
 @functools.lru_cache(maxsize=64)
 def _driver_statement(
     table: Table, names: tuple[str, ...], conflict: tuple[str, ...]
-) -> tuple[str, tuple[Callable[[Any], Any] | None, ...]]:
-    """The INSERT ... ON CONFLICT DO NOTHING text for asyncpg, and the per-column value encoders.
+) -> tuple[str, tuple[int, ...]]:
+    """The INSERT ... ON CONFLICT DO NOTHING text for asyncpg, and the positions of its JSON columns.
 
     JSON columns get their text (asyncpg's json and jsonb codecs take str), encoded as the engine
     encodes them, so ``None`` is stored as JSON ``null``, as SQLAlchemy's JSON type stores it.
@@ -111,8 +117,7 @@ def _driver_statement(
     params = ", ".join(f"${i}" for i in range(1, len(names) + 1))
     sql = (f"INSERT INTO {quote(table.name)} ({cols}) VALUES ({params}) "
            f"ON CONFLICT ({', '.join(quote(c) for c in conflict)}) DO NOTHING")
-    encoders = tuple(json_dumps if isinstance(table.columns[n].type, JSON) else None for n in names)
-    return sql, encoders
+    return sql, tuple(i for i, n in enumerate(names) if isinstance(table.columns[n].type, JSON))
 
 
 def _dialect(session: AsyncSession) -> str:

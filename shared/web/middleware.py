@@ -7,7 +7,6 @@ client gets a clear 400 instead.
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from typing import Any
@@ -20,11 +19,11 @@ from shared.errors import PayloadTooLarge
 from shared.ids import fast_uuid4_hex
 from shared.web.context import request_id_var
 from shared.web.errors import error_response
-from shared.web.logs import redact_path
+from shared.web.logs import AccessLog, redact_path
 
 __all__ = ["PARSED_BODY_KEY", "RequestMiddleware", "parsed_body"]
 
-log = logging.getLogger("trajforge.access")
+access_log = AccessLog("trajforge.access")
 _RID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 #: Scope key of ``(body bytes, their decoded JSON)`` for JSON requests.
 PARSED_BODY_KEY = "trajforge.parsed_body"
@@ -158,8 +157,8 @@ class RequestMiddleware:
         count.inc()
         latency.observe(seconds)
         if route not in ("/healthz", "/metrics"):
-            log.info("request", extra={"method": scope["method"], "path": redact_path(scope.get("path", "")),
-                                       "status": status, "ms": round(seconds * 1000, 2)})
+            access_log.request(method=scope["method"], path=redact_path(scope.get("path", "")), status=status,
+                               ms=round(seconds * 1000, 2))
 
 
 def parsed_body(scope: Scope, raw: bytes) -> Any:

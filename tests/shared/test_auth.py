@@ -151,3 +151,20 @@ def test_the_stored_key_hash_is_hmac_sha256_of_the_key_under_the_salt() -> None:
 
     key, salt = "tf_" + "k" * 40, "salt-é"
     assert hash_key(key, salt=salt) == hmac.new(salt.encode(), key.encode(), hashlib.sha256).hexdigest()
+
+
+async def test_random_keys_cannot_grow_the_verifier_without_bound(sessionmaker, settings, monkeypatch, api_key) -> None:  # type: ignore[no-untyped-def]
+    """Each unknown key leaves a memoised digest and a negative verdict; both are bounded."""
+    import shared.auth as auth
+
+    monkeypatch.setattr(auth, "_DIGEST_MEMO_SIZE", 8)
+    monkeypatch.setattr(auth, "_VERDICT_CACHE_SIZE", 8)
+    verifier = _CountingVerifier(sessionmaker, salt=settings.key_salt)
+    for n in range(30):
+        with pytest.raises(AuthenticationError):
+            await verifier.verify(f"tf_{n:030d}")
+        assert len(verifier._digests) <= 8 and len(verifier._cache) <= 8
+    assert verifier.lookups == 30
+    # The live key still verifies, memoised or not, and its stored form is the HMAC.
+    assert (await verifier.verify(api_key)).name == "test"
+    assert verifier._digests[api_key] == hash_key(api_key, salt=settings.key_salt)
