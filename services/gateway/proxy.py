@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 from starlette.responses import Response, StreamingResponse
 
 from services.gateway.assemble import StreamAssembler
@@ -47,8 +46,9 @@ TOKENIZE_PATH = "/tokenize"
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-class CallContext(BaseModel):
-    """Who is calling and which rollout the call belongs to."""
+@dataclass(slots=True)
+class CallContext:
+    """Who is calling and which rollout the call belongs to (made per call, so not a validating model)."""
 
     session_id: str | None = None
     attempt: int | None = None
