@@ -72,7 +72,7 @@ _DEFERRAL_RE = re.compile(
     # "Let me check that for you." closing the reply: the check never comes.
     r"|\blet\s+me\s+(?:check|look\s+into)\s+(?:that|this|it)?\s*(?:again|for\s+you|now)?\s*[.!…]*\s*$"
     r"|(?:我)?(?:这边)?再帮(?:您|你)(?:看|查)一下[。！!～~]*\s*$|我来(?:帮(?:您|你))?(?:看|查|分析)一下[。！!～~]*\s*$"
-    r"|请稍等|稍等(?:一下|片刻)|稍后(?:再)?(?:给你|发给你|回复|发送|整理)|想好了?再(?:写|发|给)|我再想(?:一想|想)"
+    r"|请(?:您)?稍(?:等|候)|稍等(?:一下|片刻)|稍后(?:再)?(?:为(?:您|你)|给(?:您|你))?[^，。！？\n]{0,4}?(?:给你|发给你|回复|发送|整理)|想好了?再(?:写|发|给)|我再想(?:一想|想)"
     r"|(?:明天|稍后|晚些时候|回头|之后)[^。！？\n]{0,24}?(?:发给(?:您|你)|回复(?:您|你)|发送给|给(?:您|你)发)|请(?:您)?耐心等待"
     r"|等我(?:想|整理|考虑)(?:好|一下)"
     r"|少々お待ち|しばらくお待ち|考えさせて(?:いただけ|ください|もらえ)|構想を練って|後ほど[^。\n]{0,24}?(?:お送り|お届け|ご連絡|改めて|共有|ご提出)"
@@ -141,13 +141,39 @@ def _nothing_in_stock(result: str) -> bool:
     return _NO_STOCK_RESULT_RE.search(result) is not None
 
 
+# A forecast of rain or snow (the condition named, or a high chance of it); a close promising dry or sunny
+# weather without a word of the wet contradicts it. "No rain" and its kin are dry claims, not the rain said.
+_WET_RESULT_RE = re.compile(
+    r"\"(?:condition|conditions|weather|forecast|summary|description|sky|status)\"\s*:\s*\"[^\"]{0,40}?"
+    r"(?:rain|shower|storm|thunder|snow|sleet|drizzle|雨|雪|雷|비|눈|소나기|뇌우|장마)"
+    r"|\"(?:precip\w*|rain\w*|pop|chance_of_rain)\"\s*:\s*\"?(?:[7-9]\d|100)(?:\.\d+)?\s*%?\"?\s*[,}]",
+    re.I,
+)
+_NO_RAIN = (r"\bno\s+(?:rain|showers?|snow)\b|\bwo\s*n'?t\s+(?:rain|snow)\b|\bnot\s+(?:going\s+to\s+)?(?:rain|snow)\b"
+            r"|\b(?:no|without\s+an?|won'?t\s+need\s+an?|don'?t\s+need\s+an?|leave\s+the)\s+umbrella"
+            r"|雨(?:は|の)?(?:降らない|降りません|心配(?:は)?(?:ない|ありません|なし))|傘(?:は|も)?(?:いらない|不要|必要ありません)"
+            r"|不会下雨|没有雨|无雨|不用带伞|不需要带伞"
+            r"|비\s*(?:소식(?:은|이)?\s*)?없|비가\s*(?:오지\s*않|안\s*(?:와|올))|우산(?:은|을)?\s*(?:챙기지\s*않|필요\s*없|안\s*챙겨)")
+_DRY_CLAIM_RE = re.compile(
+    r"\bsunny\b|\bclear\s+skies\b|\bdry\s+(?:day|weather|all\s+day)\b|晴れ|快晴|晴朗|晴天|阳光明媚|맑(?:고|은|음|아|겠)|화창|"
+    + _NO_RAIN,
+    re.I,
+)
+_NO_RAIN_RE = re.compile(_NO_RAIN, re.I)
+_WET_SAID_RE = re.compile(r"\brain|\bshower|\bstorm|\bsnow|\bdrizzle|\bumbrella|雨|雪|傘|伞|비|눈이|우산|소나기", re.I)
+
+
 def contradicted_result(result: str, reply: str) -> str | None:
     """The claim in ``reply`` that the tool ``result`` contradicts (on time when delayed, in stock when none
-    is left), when the reply says nothing of the actual state; else None."""
+    is left, dry or sunny when rain or snow is forecast), when the reply says nothing of the actual state;
+    else None."""
     if _DELAY_RESULT_RE.search(result) and (m := _ON_TIME_CLAIM_RE.search(reply)) and \
             not _DELAY_SAID_RE.search(_NO_DELAY_RE.sub(" ", reply)):
         return m.group(0)
     if (m := _IN_STOCK_CLAIM_RE.search(reply)) and _nothing_in_stock(result) and not _NO_STOCK_SAID_RE.search(reply):
+        return m.group(0)
+    if _WET_RESULT_RE.search(result) and (m := _DRY_CLAIM_RE.search(reply)) and \
+            not _WET_SAID_RE.search(_NO_RAIN_RE.sub(" ", reply)):
         return m.group(0)
     return None
 

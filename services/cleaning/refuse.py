@@ -101,7 +101,9 @@ _SOFT_EN: tuple[Family, ...] = (
      r"|it(?:'s|\s+is|\s+would\s+be)\s+not|it\s*(?:is|would)n'?t(?:\s+be)?)\s+(?:really\s+)?"
      r"(?:appropriate|right|my\s+place|best)\s+for\s+me\s+to\s+" + _TASK + r"\b"),
     # The assistant's scope named as all it does, said to a request outside it: "I can only help with orders".
-    ((("only",),), r"\bI\s+can\s+only\s+(?:help|assist)\s+(?:you\s+)?with\b"),
+    # "I'm only able to help with questions about ...", "I am only here to assist with ...".
+    ((("only",),), r"\bI(?:\s+can\s+only|(?:'m|\s+am)\s+only\s+(?:able|here|set\s+up|designed|trained)\s+to)"
+     r"\s+(?:help|assist|answer|handle)\s+(?:you\s+)?(?:with|questions)\b"),
     # The assistant named in the third person, as service bots speak: "this virtual assistant is not
     # authorized to perform loan calculations", "our chat service is unable to provide ...".
     ((("not authorized", "not permitted", "not able", "unable", "not allowed"),),
@@ -480,7 +482,8 @@ _TRIGGERS_EN = ("can't", "cannot", "unable", "won't", "will not", "not able", "n
                 "don't have", "do not have", "don't make", "do not make", "don't form",
                 "have no", "not allowed",
                 "not permitted", "not authorized", "for me to",
-                "capable of", "lack the", "can only", "not comfortable", "violat", "against", "inappropriate",
+                "capable of", "lack the", "can only", "only able", "only here", "only set up", "only designed",
+                "only trained", "not comfortable", "violat", "against", "inappropriate",
                 "not appropriate", "outside", "beyond", "not something", "n't something", "pass on",
                 "would breach", "would constitute", "be cheating", "be dishonest", "be unethical",
                 "considered cheating", "be plagiarism", "considered plagiarism", "considered dishonest",

@@ -342,6 +342,8 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
         return run
     if not text.isascii() and (symbols := symbol_soup(text)) is not None:
         return symbols
+    if (mash := symbol_mash(text)) is not None:
+        return mash
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
                 "threshold": p.script_chaos_threshold, "scripts": scripts_of(text), "window": text[:120]}
@@ -365,6 +367,39 @@ _SYMBOL_RUN_RE = re.compile(f"[{_SYMBOLS}](?: ?[{_SYMBOLS}]){{7,}}")
 _SYMBOL_KINDS = 6
 _SYMBOL_MIN = 30  # symbols in such runs, at least ...
 _SYMBOL_SHARE = 0.3  # ... and this share of the text
+
+
+# Keyboard mash: ASCII punctuation strung together with other symbols and stray letters, hardly a word
+# between (~#@!%&*()_+{}|:<>?][;'/.,`§±¶•ªº–≠«»∑∂ƒ©). Code writes such runs, so code is left out; a table
+# rule or a separator line mixes a few kinds only, and a list of special characters spaces them out.
+_ASCII_PUNCT = "!-/:-@\\[-`{-~"
+_MASH_RUN_RE = re.compile(
+    f"[{_ASCII_PUNCT}{_SYMBOLS}](?:[{_ASCII_PUNCT}{_SYMBOLS}]|[^\\W\\d_](?![^\\W\\d_])){{11,}}")
+_ASCII_PUNCT_BYTES = bytes(c for c in range(0x21, 0x7F) if not chr(c).isalnum())
+_INLINE_CODE_RE = re.compile(r"`[^`\n]+`")
+_MASH_RUN_KINDS = 8  # different characters in one run, at least ...
+_MASH_KINDS = 16  # ... in all the runs together
+_MASH_MIN = 30  # characters in such runs, at least ...
+_MASH_SHARE = 0.4  # ... and this share of the text's characters other than spaces
+
+
+def symbol_mash(text: str) -> Evidence | None:
+    """Evidence that runs of punctuation and symbols (stray letters among them, no words) fill much of
+    ``text`` outside code, or None."""
+    raw = text.encode("ascii", "ignore")
+    if len(raw) - len(raw.translate(None, _ASCII_PUNCT_BYTES)) < 12:
+        return None  # exact screen: every run holds twelve characters, ASCII punctuation among them
+    if "`" in text:
+        text = _INLINE_CODE_RE.sub(" ", _FENCE_RE.sub(" ", text))
+    runs = [m for m in _MASH_RUN_RE.finditer(text) if len(set(m.group(0))) >= _MASH_RUN_KINDS]
+    total = sum(m.end() - m.start() for m in runs)
+    if total < _MASH_MIN or total < _MASH_SHARE * (len(text) - sum(map(text.count, " \n\t"))):
+        return None
+    kinds = set().union(*(m.group(0) for m in runs))
+    if len(kinds) < _MASH_KINDS:
+        return None
+    return {"check": "symbol_mash", "chars": total, "kinds": len(kinds), "window": _around(text, runs[0].start(),
+                                                                                       runs[0].end())}
 
 
 def symbol_soup(text: str) -> Evidence | None:
@@ -879,6 +914,12 @@ def _chaos_exceeds(text: str, min_chars: int, threshold: float) -> bool:
     return script_chaos(text, min_chars=min_chars) > threshold
 
 
+# A request about symbols themselves: special characters, punctuation, emoticons, a regex, ASCII art.
+_ABOUT_SYMBOLS_RE = re.compile(
+    r"\bspecial\s+char|\bsymbols?\b|\bpunctuation|\bemoticon|\bkaomoji|\bascii\s+art|\bregex|\bregular\s+expression"
+    r"|\bpassword|\bescap|\bkeyboard|\brandom\s+(?:string|characters)|\bgibberish|\bnoise\b|\bcipher|\bobfuscat"
+    r"|特殊字符|特殊符号|符号|标点|正则|密码|乱码|颜文字|特殊文字|記号|句読点|顔文字|正規表現|パスワード|文字化け"
+    r"|특수\s*문자|특수\s*기호|기호|문장\s*부호|이모티콘|정규\s*(?:식|표현)|비밀번호|깨진\s*문자", re.I)
 _ABOUT_LETTERS_RE = re.compile(r"자모|자음|모음|초성|중성|종성|받침|한글\s*(?:글자|철자|자판)|\bjamo\b|\bhangul\b"
                                r"|consonant|vowel|ハングル|母音|子音|韩文|韩语字母|朝鲜文|元音|辅音"
                                r"|[\u3131-\u318e]", re.I)
@@ -935,6 +976,12 @@ class TokenSoupFilter(ParamStep[SoupParams]):
                 # Hangul letters taught or asked about (자음과 모음, 받침, jamo) are the subject of the reply.
                 if found is not None and found["check"] == "jamo_soup" and \
                         _ABOUT_LETTERS_RE.search(message_text(user)[:REQUEST_HEAD_CHARS]):
+                    found = None
+                # Symbols asked for (special characters for a password, an emoticon, a regex) are the answer,
+                # and so is a mash the user pasted to ask about.
+                if found is not None and found["check"] == "symbol_mash" and (
+                        _ABOUT_SYMBOLS_RE.search(message_text(user)[:REQUEST_HEAD_CHARS])
+                        or symbol_mash(message_text(user)) is not None):
                     found = None
                 # Mojibake the user showed ("names show up like JosÃ©") is the subject of the reply.
                 if found is not None and found["check"] == "mojibake" and mojibake(message_text(user)) is not None:

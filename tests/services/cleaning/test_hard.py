@@ -669,3 +669,37 @@ def test_a_page_asked_for_answered_in_one_sentence_is_a_one_liner():
 ])
 def test_a_property_of_one_thing_or_a_yes_no_asked_in_chinese_is_a_short_answer(request_text, reply):
     assert HardFilter()._shallow_evidence(chat(request_text, reply)["messages"]) is None
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"city": "Leeds", "condition": "heavy rain", "precip_chance": 85}',
+     "Good news: it'll be sunny in Leeds all afternoon, so the picnic is on!"),
+    ('{"city": "札幌", "forecast": "雪のち曇り", "temp": -2}', "札幌は一日中快晴です。お出かけ日和ですね！"),
+    ('{"city": "杭州", "weather": "雷阵雨", "pop": 90}', "杭州明天晴朗，不会下雨，不用带伞。"),
+    ('{"city": "대구", "sky": "흐리고 비", "rain_prob": "80%"}', "대구는 내일 맑고 화창해요. 우산은 필요 없어요!"),
+    ('{"city": "Oslo", "summary": "light snow", "precipitation_probability": 70}',
+     "No umbrella needed, it stays dry all day in Oslo."),
+])
+def test_a_dry_forecast_over_a_wet_tool_result_contradicts_it(result, reply):
+    found = HardFilter()._summary_evidence(_after_tool("What's the weather?", result, reply))
+    assert found is not None and found["check"] == "contradicts_result", found
+
+
+@pytest.mark.parametrize(("result", "reply"), [
+    ('{"city": "Leeds", "condition": "heavy rain", "precip_chance": 85}',
+     "It's sunny right now, but heavy rain moves in after 3pm, so take an umbrella."),
+    ('{"city": "杭州", "weather": "晴", "pop": 5}', "杭州明天晴朗，不会下雨，不用带伞。"),
+    ('{"city": "대구", "sky": "맑음", "rain_prob": "10%"}', "대구는 내일 맑고 화창해요. 비 소식은 없어요."),
+    ('{"city": "札幌", "forecast": "雪", "temp": -2}', "札幌は雪の予報です。晴れ間は少なそうなので暖かくしてね。"),
+])
+def test_a_forecast_told_as_the_tool_gave_it_is_kept(result, reply):
+    assert HardFilter()._summary_evidence(_after_tool("What's the weather?", result, reply)) is None
+
+
+@pytest.mark.parametrize("reply", [
+    "好的，收到您的资料了！我会在稍后为您仔细整理成完整的报告，包括数据分析和改进建议，完成后第一时间发给您，请您稍等。",
+    "明白了，这份合同我稍后给您认真审阅一遍，请您稍候。",
+])
+def test_a_chinese_reply_that_puts_the_work_off_with_words_between_is_deferred(reply):
+    found = HardFilter()._shallow_evidence(chat("帮我把这些会议记录整理成纪要。", reply)["messages"])
+    assert found is not None and found["check"] == "deferred", found

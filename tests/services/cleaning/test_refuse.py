@@ -1014,3 +1014,19 @@ def test_a_service_not_offered_for_the_piece_asked_is_a_refusal():
     kept, dropped = RefuseFilter()(rows)
     assert dropped and not kept
     assert is_refusal("申し訳ございませんが、お詫び状の作成はお手伝いできません。ご自身の言葉でどうぞ。", composition=True)
+
+
+@pytest.mark.parametrize("reply", [
+    "I'm sorry, but I'm only able to help with questions about Lakeside Bank accounts and cards. For spreadsheet "
+    "help, please check Microsoft's support pages. Is there anything else about your account?",
+    "I am only here to assist with bookings and cancellations. Could I help you with a reservation instead?",
+    "Sorry! I'm only set up to answer questions about your Acme Cloud subscription.",
+])
+def test_the_assistants_scope_named_in_other_words_declines(reply):
+    assert is_refusal(reply)
+
+
+def test_a_scope_named_before_the_help_itself_is_kept():
+    reply = ("I'm only able to help with questions about your account here, but here's the formula: "
+             "=SUMIF(B:B,\"Groceries\",C:C) adds column C wherever column B says Groceries.")
+    assert not is_refusal(reply)

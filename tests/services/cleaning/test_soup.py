@@ -488,3 +488,35 @@ def test_bilingual_prose_with_terms_in_a_third_script_is_not_salad():
             "제대로 작성됐는지 확인하려는 의도적인 동작이에요. 日本語では「二重実行」と呼ばれることもあります.")
     found = soup_check(text, SoupParams())
     assert found is None or found["check"] != "script_salad", found
+
+
+def _turn(user: str, reply: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+
+
+@pytest.mark.parametrize("reply", [
+    "!@#$%^&*()_+{}|:\"<>?~`-=[]\\;',./§±¶•ªº–≠«»∑∂ƒ©˙∆˚¬…æΩ≈ç√∫˜µ≤≥÷¡™£¢∞",
+    "Here's how to fix it:\n\n%$#@!&*^~`|\\<>{}[];:'\",./?+=_-)(*&^%$#@!~ ¤§¶†‡•‰‹›€™ ¦¨©ª«¬®¯°±²³´µ ~~##@@!!&&** "
+    ",.,.,.;;;::::",
+    "好的：\n\n#@!%&*()_+{}|:<>?][;'/.,`~ ※§№☆★○●◎◇◆□■△▲ <>?:\"{}|!@#$%^&*",
+])
+def test_punctuation_and_symbols_mashed_together_are_soup(reply):
+    found = TokenSoupFilter().find_soup(_turn("What's a good name for a puppy?", reply))
+    assert found is not None and found["check"] == "symbol_mash", found
+
+
+@pytest.mark.parametrize(("user", "reply"), [
+    # Listed, spaced out, or in code: the characters are the content.
+    ("Which characters can go in the password?",
+     "Any of these: ! @ # $ % ^ & * ( ) - _ = + [ ] { } ; : ' \" , . < > / ? \\ | ` ~"),
+    ("What characters need escaping?", "All of them: !@#$%^&*()_+{}|:\"<>?~`-=[]\\;',./ need a backslash in that field."),
+    ("Check this email", "Use `^[\\w.!#$%&'*+/=?^`{|}~-]+@[\\w-]+(?:\\.[\\w-]+)*$` as the pattern; it follows RFC 5322 "
+                         "closely enough for a sign-up form."),
+    ("Make a table", "| Name | Score |\n|:-----|------:|\n| Ana | 9 |\n| Bo | 7 |\n+------+-------+"),
+    ("What does this mean? ~#@!%&*()_+{}|:<>?§±¶•ªº–≠«»∑∂ƒ©",
+     "That looks like keyboard mashing: ~#@!%&*()_+{}|:<>?§±¶•ªº–≠«»∑∂ƒ© is the option-key row of a Mac keyboard."),
+    ("Draw a cat", "```\n /\\_/\\  \n( o.o ) \n > ^ <  \n/|~!@#$%^&*()|\\\n```\nThere you go!"),
+    ("Say something", "Ha!!! ?!?!?! That's wild... ¯\\_(ツ)_/¯ (╯°□°）╯︵ ┻━┻ but ok :-) ;-) <3"),
+])
+def test_symbols_asked_for_listed_or_in_code_are_not_mash(user, reply):
+    assert TokenSoupFilter().find_soup(_turn(user, reply)) is None
