@@ -83,8 +83,9 @@ class _Deadlines:
     def arm(self, conn: _Conn, timeout_s: float) -> None:
         """``conn``'s read must end within ``timeout_s``."""
         loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # a new event loop: the old one's timer is gone with it
+        if loop is not self._loop:  # a new event loop: the old one's timer and reads are gone with it
             self._loop, self._timer, self._timer_at = loop, None, math.inf
+            self._due.clear()
         at = loop.time() + timeout_s
         self._due[conn] = at
         if at < self._timer_at:
