@@ -383,23 +383,36 @@ _MASH_MIN = 30  # characters in such runs, at least ...
 _MASH_SHARE = 0.4  # ... and this share of the text's characters other than spaces
 
 
+def _ascii_punct(text: str) -> int:
+    raw = text.encode("ascii", "ignore")
+    return len(raw) - len(raw.translate(None, _ASCII_PUNCT_BYTES))
+
+
 def symbol_mash(text: str) -> Evidence | None:
     """Evidence that runs of punctuation and symbols (stray letters among them, no words) fill much of
     ``text`` outside code, or None."""
-    raw = text.encode("ascii", "ignore")
-    if len(raw) - len(raw.translate(None, _ASCII_PUNCT_BYTES)) < 12:
+    punct = _ascii_punct(text)
+    if punct < 12:
         return None  # exact screen: every run holds twelve characters, ASCII punctuation among them
     if "`" in text:
         text = _INLINE_CODE_RE.sub(" ", _FENCE_RE.sub(" ", text))
+        punct = _ascii_punct(text)
+    # Exact screen: a stray letter in a run comes before a symbol of it, so the runs hold at most twice as
+    # many characters as there are symbols (ASCII punctuation, and non-ASCII characters other than CJK).
+    need = max(_MASH_MIN, _MASH_SHARE * (len(text) - sum(map(text.count, " \n\t"))))
+    others = len(text) - len(text.encode("ascii", "ignore"))
+    if 2 * (punct + others) >= need and others:
+        others -= cjk_count(text)
+    if 2 * (punct + others) < need:
+        return None
     runs = [m for m in _MASH_RUN_RE.finditer(text) if len(set(m.group(0))) >= _MASH_RUN_KINDS]
-    total = sum(m.end() - m.start() for m in runs)
-    if total < _MASH_MIN or total < _MASH_SHARE * (len(text) - sum(map(text.count, " \n\t"))):
+    if sum(m.end() - m.start() for m in runs) < need:
         return None
     kinds = set().union(*(m.group(0) for m in runs))
     if len(kinds) < _MASH_KINDS:
         return None
-    return {"check": "symbol_mash", "chars": total, "kinds": len(kinds), "window": _around(text, runs[0].start(),
-                                                                                       runs[0].end())}
+    return {"check": "symbol_mash", "chars": sum(m.end() - m.start() for m in runs), "kinds": len(kinds),
+            "window": _around(text, runs[0].start(), runs[0].end())}
 
 
 def symbol_soup(text: str) -> Evidence | None:
