@@ -515,7 +515,10 @@ class HardFilter(ParamStep[HardFilterParams]):
             return bool(text) and (expects_short_answer(asked, system=system)
                                    or (yes_no_question(asked) and bool(_YES_NO_REPLY_RE.match(text)))
                                    or (asks_for_repetition(asked) and bool(_REPEATED_UNIT_RE.fullmatch(text)))
-                                   or (_mostly_code(text) and asks_for_code(asked)))
+                                   # Code alone answers a request for code, and any question that asks for
+                                   # no explanation ("命令是啥", "which operator?", "one-liner to count ...").
+                                   or (_mostly_code(text) and (asks_for_code(asked)
+                                                               or not asks_for_detail(asked[:REQUEST_HEAD_CHARS]))))
 
         window = {"window": text[:120], "reply_chars": len(text), "request": asked[:120]}
         if text and _ACK_RE.fullmatch(text) and not _CLOSING_RE.search(asked) and not short_ok():

@@ -140,7 +140,7 @@ _SOFT_CJK = (
     # The assistant's scope named as all it does, said to a request outside it ("저는 주문·배달 관련 문의만
     # 도와드릴 수 있어요", 我只能回答…相关的问题, …に関するご質問のみお答えしております).
     r"(?:문의|질문|요청|업무)만\s*(?:도와|답변|안내|처리|상담)\S*\s*(?:드릴\s*)?수\s*있"
-    r"|只能(?:为(?:您|你))?(?:回答|处理|帮(?:您|你)处理|解答|提供)[^。！？\n]{0,30}?(?:相关|方面)的?(?:问题|事宜|咨询|业务)"
+    r"|只能(?:为(?:您|你))?(?:帮助|帮(?:您|你))?(?:回答|处理|帮(?:您|你)处理|解答|提供)[^。！？\n]{0,30}?(?:相关|方面)的?(?:问题|事宜|咨询|业务)"
     r"|(?:に関する|についての)(?:ご質問|お問い合わせ)のみ(?:お答え|対応|お受け)",
     # A matter put aside, then declined at the end of the sentence: 作成につきましては…対応いたしかねます.
     r"(?:につきましては|については|に関しては)[^。]{0,60}?(?:対応|お応え|お答え|ご回答|ご提供|作成|お受け)"
@@ -204,6 +204,9 @@ _HARD_CJK = (
     # The question put outside what the assistant covers: 超出了小橙的服务范围, 상담 가능 범위를 벗어나,
     # ご依頼には対応いたしかねます.
     r"|超出了?[^。！？，]{0,10}?(?:服务|能力|支持|回答|业务)范围"
+    r"|不(?:在|属于)(?:我的|我们的|本(?:平台|服务)的?)?(?:服务|能力|支持|回答|解答|业务|咨询)范围"
+    # 私の対応範囲外となっております, サポート対象外です.
+    r"|(?:対応|サポート|回答|お答え|ご案内)(?:の)?(?:範囲外|対象外)"
     r"|(?:상담|답변|안내|지원|서비스)\s*(?:가능\s*)?범위를?\s*(?:벗어나|넘어)"
     r"|(?:ご依頼|ご要望|ご質問|お問い合わせ)(?:に|には|については)[^。]{0,10}?(?:対応|お応え|お答え)(?:いたし|し)?かねます"
     r"|(?:コンテンツ|利用|安全)ポリシー(?:上|により|に基づき)[^。]{0,40}?(?:できません|制限|お控え|いたしかねます)",
@@ -292,11 +295,21 @@ _DECLINE = re.compile(
     r"|[\u4e00-\u9fff]{2,4}は(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|お[\u3040-\u30ff\u4e00-\u9fff]{1,8}?(?:できません(?!でした)|いたしかねます|致しかねます|できかねます)"
     r"|수(?:는|가)?\s*없습니다|수(?:는|가)?\s*없어요|거절|[가-힣]\s*드리지(?:는|도)?\s*않(?:을게|겠|습니다|아요)|"
-    + _KO_FOR_YOU_HARD + ")",
+    + _KO_FOR_YOU_HARD
+    # Doing it for the user judged wrong, with no "cannot" said: 直接替你写…并不合适, 如果由我来替你写，就失去了
+    # 练习的意义, 由我代为搭建框架可能会影响…, 应该由您本人独立撰写, 과제를 대신 작성해 드리는 것은 … 어긋나는 행위,
+    # 代わりに書くことは適切ではありません (grounds must follow, as for every decline here).
+    + r"|(?:由我|我来|我)?(?:直接)?(?:替|帮|为)(?:你|您)(?:写|代写|完成|做|撰写|搭)[^。！？\n]{0,30}?"
+    r"(?:并?不(?:合适|恰当|妥当?)|违背|不符合|失去)"
+    r"|如果由我(?:来)?(?:替(?:你|您)|代(?:为|写)?)?(?:写|完成|做|撰写|搭)|由我代(?:为|写|劳)"
+    r"|应该?由(?:您|你)(?:本人|自己)(?:独立)?(?:撰写|完成|写|来写)"
+    r"|대신\s*(?:작성해|써|풀어|해)\s*드리는\s*(?:것은|건)[^.!?\n]{0,40}?(?:어긋나|위반|옳지\s*않|바람직하지\s*않|맞지\s*않)"
+    r"|代わりに(?:書く|作成する|作る|解く|やる)(?:こと|の)は[^。]{0,30}?(?:適切では|望ましく|控え)"
+    + ")",
     _FLAGS,
 )
 # The first character of every _ETHICS alternative.
-_ETHICS_FIRST = "apcduihdmfwnご学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自公공"
+_ETHICS_FIRST = "apcduihdmfwnご学作抄剽代不违盗カ倫違부표윤불欺虚误刷法偽な規ス詐허거기사위법誠학스自公공本独失"
 _ETHICS = re.compile(
     "(?=[" + _ETHICS_FIRST + "])"
     r"(?:\bacademic\s+(?:integrity|dishonesty|misconduct)|\bplagiari\w*|\bcheat\w*|\bdishonest\w*|\bunethical\b|\billegal\b"
@@ -309,6 +322,7 @@ _ETHICS = re.compile(
     r"|허위|거짓|기만|사기|법률|위반"
     # "Do it yourself" as the reason: the user's own work is the point.
     r"|\bdo\s+your\s+own\s+(?:work|homework|assignment)|自己(?:完成|做|写|动手)|自分で(?:解|書|や|考え)"
+    r"|本人(?:独立)?(?:撰写|完成|写)|独立(?:撰写|完成)|失去了?[^。！？，]{0,8}?(?:意义|价值)"
     r"|(?:ご本人|ご自身)(?:で|が)"
     r"|\bunfair\w*|\bfairness\b|\b(?:would\s*n'?t|would\s+not|is\s*n'?t|not)\s+(?:be\s+)?fair\b|公平|公正|공정"
     r"|스스로\s*(?:풀|해|써|작성|공부|도전))",
@@ -496,7 +510,7 @@ _TRIGGERS_CJK = ("无法", "不能", "不可以", "不便", "没有办法", "没
                  "없", "어렵", "어려워", "어려우", "어려운", "어려울", "곤란", "범위", "范围",
                  "불가", "거절", "거부", "드리지", "조심스럽", "적절하지", "功能", "能力", "機能",
                  "不提供", "不支持", "不受理", "不办理", "不代为", "제공하지", "只能", "만 도와", "만 답변", "만 안내",
-                 "만 처리", "のみ",
+                 "만 처리", "のみ", "範囲外", "対象外", "替你", "替您", "由我", "本人", "대신", "代わりに",
                  "바람직하지", "힘들", "드리면", "드리기보다", "드리기 보다", "역할이 아", "제한", "限制", "ポリシー")
 
 
@@ -902,6 +916,44 @@ _NO_ACCESS = re.compile(
 )
 
 
+# Code asked for (a regex, a script, a query) and a long reply with not a line of it and no question back:
+# cautions or a lecture in place of the artifact. Any code sign at all (a backtick, an indented line, a
+# call, an operator, a keyword opening a line) keeps the reply.
+_CODE_SIGN_RE = re.compile(
+    r"`|^(?: {4}|\t)\S|\w\(|\)\s*[;{:]|[=!<>:]=|=>|->|\$\w|\\[dwsbnt]|\[\^?[\w\\]|\|\s*[A-Z]\w+-"
+    r"|^\s*(?:def|import|from|function|class|SELECT|UPDATE|INSERT|Get-|Set-|for|while|if|const|let|var|#!)\b",
+    re.M,
+)
+_LECTURE_MIN_WEIGHT = 200
+# Code asked for by name: a regex, a SQL query, a script or function in a named language, with a verb
+# that asks for it (a "video script", a "formula" or a script merely mentioned is not).
+_LANGS = r"(?:python|bash|shell|powershell|javascript|typescript|node|go|rust|java|ruby|php|perl|c\+\+|c#|vba)"
+_CODE_NAMED_EN = (r"(?:regex(?:es|p)?|regular\s+expression|sql\s+(?:query|statement)|code\s+snippet|" + _LANGS
+                  + r"\s+(?:script|function|code|snippet|one-?liner|command|program))")
+_CODE_NAMED_CJK = (r"(?:正则表达式|正则式|正規表現|SQL\s*(?:语句|查询|文|クエリ|쿼리)|정규\s*(?:식|표현식)|" + _LANGS
+                   + r"\s*(?:の)?(?:脚本|代码|函数|命令|スクリプト|コード|関数|コマンド|스크립트|코드|함수|명령어))")
+_CODE_ASKED_RE = re.compile(
+    r"\b(?:write|give|show|make|create|generate|need|want|provide|craft|build|get|send)\b[^.?!\n]{0,50}?\b"
+    + _CODE_NAMED_EN + r"\b"
+    r"|(?:写|给|来|生成|编写|提供|帮我)[^。？！\n]{0,15}?" + _CODE_NAMED_CJK
+    + r"|" + _CODE_NAMED_CJK
+    + r"[^。？！\n]{0,10}?(?:書い|作っ|作成|教えて|ください|ほしい|欲しい|짜|작성|만들|써\s*줘|알려)",
+    re.I,
+)
+
+
+def missing_artifact(reply: str, request: str) -> Evidence | None:
+    """Evidence that ``reply`` answers a request for code (``request``, the user's turn) with prose alone, or
+    None. Code the user showed makes prose about it an answer."""
+    if "`" in reply or "?" in reply or "？" in reply or text_weight(reply) < _LECTURE_MIN_WEIGHT:
+        return None
+    if _CODE_SIGN_RE.search(reply) is not None or _CODE_ASKED_RE.search(request[:REQUEST_HEAD_CHARS]) is None:
+        return None
+    if _CODE_SIGN_RE.search(request) is not None:
+        return None
+    return {"check": "no_artifact", "window": reply[:120]}
+
+
 def denies_tool_results(reply: str, *, window: int = 600) -> Evidence | None:
     """Evidence that ``reply`` claims no access to the web, files or live data, or None.
 
@@ -1004,6 +1056,8 @@ class RefuseFilter(ParamStep[RefuseParams]):
                     found = None  # "Should I do it myself?": "do it yourself" answers it
                 if found is None and part == "content" and not acting and p.check_referrals:
                     found = self._referral(text, user, messages, is_agent)
+                if found is None and part == "content" and not acting:
+                    found = missing_artifact(text, message_text(user))
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():

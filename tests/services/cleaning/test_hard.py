@@ -703,3 +703,19 @@ def test_a_forecast_told_as_the_tool_gave_it_is_kept(result, reply):
 def test_a_chinese_reply_that_puts_the_work_off_with_words_between_is_deferred(reply):
     found = HardFilter()._shallow_evidence(chat("帮我把这些会议记录整理成纪要。", reply)["messages"])
     assert found is not None and found["check"] == "deferred", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("one-liner to drop duplicate rows in a pandas df", "`df.drop_duplicates()`"),
+    ("git 撤销最近一次 commit 但保留改动，命令是啥", "`git reset --soft HEAD~1`"),
+    ("numpy 里 matrix multiplication 用哪个 operator？", "`@`（等价于 `np.matmul`）"),
+    ("Pythonで `0.1 + 0.2 == 0.3` は True？False？答えだけ", "False"),
+])
+def test_code_alone_or_the_bare_answer_to_a_question_wanting_no_explanation_is_kept(request_text, reply):
+    assert HardFilter()._shallow_evidence(chat(request_text, reply)["messages"]) is None
+
+
+def test_code_alone_is_still_shallow_where_an_explanation_was_asked_for():
+    found = HardFilter()._shallow_evidence(chat("Explain in detail why my recursive fibonacci is so slow and how "
+                                                "memoization fixes it.", "`@lru_cache`")["messages"])
+    assert found is not None, found

@@ -27,10 +27,12 @@ CLASSES = ("tool_call_target", "char_run", "refusal_letter", "terse_answer", "cr
            "ai_refusal", "task_decline", "word_salad", "list_repeat")
 
 
-# Every class holds 0.8 but one, which says so: ordinary-looking drops (0.758 with set26) whose close answers
-# another question than the one asked, or misreports one value of a tool result (K 6.2 reported as 4.2, one
-# size's stock taken for another's), need a semantic comparison the rules do not make.
-_CLASS_FLOOR = {"ordinary/drop": 0.75}
+# Every class holds 0.8 but two, which say so, both needing a semantic comparison the rules do not make:
+# ordinary-looking drops (0.750 with set29) whose close answers another question than the one asked, or
+# misreports one value of a tool result (K 6.2 reported as 4.2, one size's stock taken for another's), and
+# lists that repeat one item in other words (0.789 with set29: "Restart your laptop", "Reboot your computer",
+# "Turn it off and on again"), where items share no word a rule could count.
+_CLASS_FLOOR = {"ordinary/drop": 0.75, "list_repeat/drop": 0.78}
 
 
 def _rows() -> list[dict]:
@@ -84,11 +86,12 @@ def test_each_class_is_decided_by_its_own_step():
     from services.cleaning.registry import build_step
     from services.cleaning.runner import clean_batch
 
-    # The first set was written class by class for its step; the later ones (``set2/`` to ``set26/``,
+    # The first set was written class by class for its step; the later ones (``set2/`` to ``set29/``,
     # written apart from the filters) are scored by the whole pipeline only, since some of their
     # rows are rightly dropped by another step than their class's.
     later = ("real/", "set2/", "set3/", "set4/", "set5/", "set6/", "set7/", "set8/", "set9/", "set10/", "set11/",
-             "set12/", "set13/", "set14/", "set15/", "set16/", "set17/", "set18/", "set19/", "set20/", "set21/", "set22/", "set23/", "set24/", "set25/", "set26/")
+             "set12/", "set13/", "set14/", "set15/", "set16/", "set17/", "set18/", "set19/", "set20/", "set21/", "set22/", "set23/", "set24/", "set25/", "set26/",
+             "set27/", "set28/", "set29/")
     rows = [r for r in _rows() if r["class"] in OWNER and not r["id"].startswith(later)]
     for cls, step_name in OWNER.items():
         group = [r for r in rows if r["class"] == cls and (cls != "tool_call_target" or r["label"] == "keep")]

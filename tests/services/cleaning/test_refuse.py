@@ -1030,3 +1030,62 @@ def test_a_scope_named_before_the_help_itself_is_kept():
     reply = ("I'm only able to help with questions about your account here, but here's the formula: "
              "=SUMIF(B:B,\"Groceries\",C:C) adds column C wherever column B says Groceries.")
     assert not is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "抱歉，我只能帮助解答物流和订单相关的问题，健身计划方面的问题不在我的服务范围内。建议您咨询专业的健身教练。",
+    "恐れ入りますが、旅行の行き先のご相談は私の対応範囲外となっております。旅行会社の窓口をご利用ください。",
+])
+def test_a_question_put_outside_the_assistants_range_declines(reply):
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "我明白你很着急，但直接替你写一篇要交的周记并不合适，这违背了学术诚信。你可以先列出这周最难忘的三件事，再动笔。",
+    "实习总结应该由您本人独立撰写，这样才能真实反映您的收获。建议您先回顾每周的工作日志。",
+    "如果由我来替你写，这篇作文就失去了练习的意义。写作最重要的是你自己的感受，加油！",
+    "보고서를 대신 작성해 드리는 것은 학문적 정직성에 어긋나는 일입니다. 먼저 자료를 읽고 핵심을 메모해 보세요.",
+    "レポートを代わりに書くことは適切ではありません。学習の機会を失うことになり、不正行為にもあたります。",
+])
+def test_doing_the_graded_work_for_the_user_judged_wrong_declines(reply):
+    found = refusal_evidence(reply)
+    # (適切ではありません is a decline in its own right: the policy family names it first.)
+    assert found is not None and found["check"] in ("ethical_decline", "policy"), found
+
+
+def _code_turn(request: str, reply: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": request}, {"role": "assistant", "content": reply}]
+
+
+_LECTURE = ("Before pulling phone numbers out of customer notes, think about why you need them. Data protection law "
+            "expects a purpose for every piece of personal data you process, and numbers typed into a notes field "
+            "were not given for marketing. Talk to whoever handles compliance at your company first, and consider "
+            "asking customers to confirm their preferred contact details instead.")
+
+
+@pytest.mark.parametrize("request_text", [
+    "Write me a Python regex that pulls every phone number out of the notes column.",
+    "帮我写一个正则表达式，把备注里的手机号都提取出来",
+    "メモ欄から電話番号を抜き出す正規表現を教えてください",
+    "메모 칸에서 전화번호만 뽑는 정규식 짜 줘",
+])
+def test_a_lecture_in_place_of_the_code_asked_for_is_no_answer(request_text):
+    found = RefuseFilter().find_refusal(_code_turn(request_text, _LECTURE))
+    assert found is not None and found["check"] == "no_artifact", found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    # The code is there (inline, or as a line of it).
+    ("Write me a Python regex for phone numbers.", _LECTURE + " If you go ahead, `\\+?\\d[\\d -]{7,}\\d` matches them."),
+    ("Write me a Python regex for phone numbers.", _LECTURE + "\n\n    re.findall(r'\\d{3}-\\d{4}', notes)"),
+    # A question back is a clarification, not a lecture.
+    ("Write me a Python regex for phone numbers.", _LECTURE + " Which countries do the numbers come from?"),
+    # The user showed their code: prose about it answers.
+    ("Here is my regex script, explain it:\nimport re\nprint(re.findall(r'\\d+', s))\nAlso write a Python function "
+     "version.", _LECTURE),
+    # A video script, a formula or a script mentioned is no code asked for.
+    ("Write a video script for our data-privacy training.", _LECTURE),
+    ("My python script crashes on the notes column. What should I check first?", _LECTURE),
+])
+def test_code_given_a_question_back_or_no_code_asked_is_no_missing_artifact(request_text, reply):
+    assert RefuseFilter().find_refusal(_code_turn(request_text, reply)) is None
