@@ -230,6 +230,8 @@ _WHOLE_PIECE_RE = re.compile(
     r"|完整的|全文|(?:全部|完整)(?:的)?(?:代码|实现|文档|报告)|(?:代码|文档|报告)(?:全部|完整)"
     r"|(?:全て|すべて|全部|完全な)(?:の)?(?:コード|実装|ドキュメント|資料|報告書)"
     r"|(?:코드|문서|보고서|기획서|구현)\s*(?:전체|전부)|(?:전체|전부)\s*(?:코드|문서|보고서|구현)"
+    # Any piece asked for whole by the verb: 온보딩 가이드 전체를 작성해, 매뉴얼 전부 써 줘.
+    r"|(?:전체|전부)(?:를|을)?\s*(?:다\s*)?(?:작성|써|만들)"
     # ... or at a page: "A4一枚くらいで", "a one-page cover letter", 一页纸, 한 페이지 분량.
     r"|A4\s*(?:一|1)\s*枚|(?:一|1)\s*(?:ページ|枚)(?:くらい|程度|ほど)|一页纸?|한\s*(?:페이지|장)\s*(?:정도|분량)"
     r"|\b(?:one|a|1)[-\s]page\b",
@@ -534,8 +536,13 @@ class HardFilter(ParamStep[HardFilterParams]):
         whole = weight < _WHOLE_PIECE_LINE_MAX and _WHOLE_PIECE_RE.search(asked[:REQUEST_HEAD_CHARS]) is not None
         one_line = not whole and len(text) <= _ONE_LINER_MAX and weight <= _ONE_LINER_MAX and "\n" not in text \
             and "```" not in text and _asks_for_work(asked[:REQUEST_HEAD_CHARS])
-        if text and (whole or one_line) and not short_ok() and not is_refusal(text):
-            return {**window, "check": "one_liner", **({"whole_piece": True} if whole else {})}
+        # A piece asked for whole is excused only by an explicit bound or code: its list of parts may hold
+        # words that otherwise ask for a short answer (見出し, a title).
+        if text and whole and not asks_for_brevity(asked[:REQUEST_HEAD_CHARS]) and not _mostly_code(text) \
+                and not is_refusal(text):
+            return {**window, "check": "one_liner", "whole_piece": True}
+        if text and one_line and not short_ok() and not is_refusal(text):
+            return {**window, "check": "one_liner"}
         if len(users) == 1 and len(assts) == 1:
             floor = self._floor(_dense(text) or _dense(asked))
             if len(text) < floor and not short_ok():

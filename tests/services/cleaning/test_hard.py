@@ -719,3 +719,20 @@ def test_code_alone_is_still_shallow_where_an_explanation_was_asked_for():
     found = HardFilter()._shallow_evidence(chat("Explain in detail why my recursive fibonacci is so slow and how "
                                                 "memoization fixes it.", "`@lru_cache`")["messages"])
     assert found is not None, found
+
+
+@pytest.mark.parametrize(("request_text", "reply"), [
+    ("신입 사원용 보안 교육 매뉴얼 전체를 작성해 주세요. 비밀번호, 메일, 출입 카드, 분실 신고까지 다 넣어서요.",
+     "비밀번호는 자주 바꾸고 수상한 메일은 열지 마세요."),
+    # Its list of parts names a title (見出し), which alone would ask for a short answer: the whole piece still wins.
+    ("社内報の記事を全文で書いてください。見出し、リード文、本文、写真キャプションまでお願いします。",
+     "新オフィス完成。詳細は総務部まで。"),
+])
+def test_a_piece_asked_for_whole_by_its_verb_or_with_its_parts_listed_is_a_one_liner(request_text, reply):
+    found = HardFilter()._shallow_evidence(chat(request_text, reply)["messages"])
+    assert found is not None and found["check"] == "one_liner" and found.get("whole_piece"), found
+
+
+def test_a_piece_asked_for_whole_within_an_explicit_bound_is_kept():
+    assert HardFilter()._shallow_evidence(chat("社内報の記事を全文で、ただし見出しだけ教えて", "新オフィス、ついに完成")[
+        "messages"]) is None
