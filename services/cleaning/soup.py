@@ -342,7 +342,7 @@ def soup_check(text: str, p: SoupParams, *, runs: bool = True) -> Evidence | Non
         return run
     if not text.isascii() and (symbols := symbol_soup(text)) is not None:
         return symbols
-    if (mash := symbol_mash(text)) is not None:
+    if (mash := symbol_mash(text) or symbol_confetti(text)) is not None:
         return mash
     if _chaos_exceeds(text, p.script_chaos_min_chars, p.script_chaos_threshold):
         return {"check": "script_chaos", "chaos": round(script_chaos(text, min_chars=p.script_chaos_min_chars), 4),
@@ -413,6 +413,33 @@ def symbol_mash(text: str) -> Evidence | None:
         return None
     return {"check": "symbol_mash", "chars": sum(m.end() - m.start() for m in runs), "kinds": len(kinds),
             "window": _around(text, runs[0].start(), runs[0].end())}
+
+
+# Symbol confetti: symbols of many kinds, each doubled or tripled, sprinkled between the words (预计 ▒▒ 3-5个工作日
+# ‡‡‡ ◊◊ 原路返回 ¤¤¤ ∑∑, "Terminal ∆˚¬ 6Ω≈ç√ gate ¥¥¥ ¤¤ §§"). Doubled marks that CJK and casual text write
+# (……, ——, ！！, ～～, ♪♪, ★★) are left out; so is code.
+_DOUBLED_SYMBOL_RE = re.compile(f"([{_SYMBOLS}])\\1")
+_PROSE_DOUBLES = frozenset("—–―…‥・·～〜！？＂＃＆＊＋，－．／：；＜＝＞＠＼＾＿｀｜♪♫♡♥★☆→←↑↓⇒⇔•°")
+_CONFETTI_KINDS = 5  # different symbols doubled, at least ...
+_CONFETTI_SHARE = 0.1  # ... and symbols this share of the text's characters other than spaces
+_ANY_SYMBOL_RE = re.compile(f"[{_SYMBOLS}]")
+
+
+def symbol_confetti(text: str) -> Evidence | None:
+    """Evidence that symbols of many kinds, doubled, are strewn through ``text`` outside code, or None."""
+    if text.isascii():
+        return None
+    if "`" in text:
+        text = _INLINE_CODE_RE.sub(" ", _FENCE_RE.sub(" ", text))
+    doubled = {m.group(1) for m in _DOUBLED_SYMBOL_RE.finditer(text)} - _PROSE_DOUBLES
+    if len(doubled) < _CONFETTI_KINDS:
+        return None
+    symbols = len(_ANY_SYMBOL_RE.findall(text))
+    if symbols < _CONFETTI_SHARE * (len(text) - sum(map(text.count, " \n\t"))):
+        return None
+    first = _DOUBLED_SYMBOL_RE.search(text)
+    return {"check": "symbol_confetti", "doubled": "".join(sorted(doubled)), "symbols": symbols,
+            "window": _around(text, first.start(), first.end()) if first else text[:120]}
 
 
 def symbol_soup(text: str) -> Evidence | None:

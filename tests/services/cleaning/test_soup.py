@@ -520,3 +520,25 @@ def test_punctuation_and_symbols_mashed_together_are_soup(reply):
 ])
 def test_symbols_asked_for_listed_or_in_code_are_not_mash(user, reply):
     assert TokenSoupFilter().find_soup(_turn(user, reply)) is None
+
+
+@pytest.mark.parametrize("reply", [
+    "Your parcel ¤¤ left the depot ‡‡‡ today ◊◊ and should §§ arrive ∑∑ on Friday ¶¶ by ※※ noon ∂∂.",
+    "您的订单¥¥已发货‡‡预计◊◊明天¤¤¤送达§§请注意∑∑查收¶¶短信※※通知",
+    "ご注文の商品は¤¤本日◊◊発送‡‡されました§§到着は¶¶明日∑∑の予定です※※",
+    "주문하신 상품이 ¤¤ 오늘 ◊◊ 출고 ‡‡ 되었습니다 §§ 내일 ¶¶ 도착 ∑∑ 예정입니다 ※※",
+])
+def test_symbols_of_many_kinds_doubled_between_the_words_are_soup(reply):
+    found = TokenSoupFilter().find_soup(_turn("Where is my order?", reply))
+    assert found is not None and found["check"] == "symbol_confetti", found
+
+
+@pytest.mark.parametrize("reply", [
+    "哈哈哈……真的吗！！太好了～～我也想去——下次一起吧？？♪♪",
+    "Rating: ★★★★☆ for the food, ★★★☆☆ for service → overall worth it ♥♥",
+    "By linearity, ∑ᵢ ∂L/∂wᵢ ≈ 0 when ‖∇L‖ ≤ ε, and ∫ f dx ≥ 0 since f ≥ 0; so ∞ is never reached (± rounding).",
+    "Prices: ¥1,200 / €9.50 / £8.20 / $10.40 / ₩13,000 / ₹850 / ₽900 — roughly the same meal everywhere.",
+    "こちらの記号※※は注意書き、◎◎は推奨、△△は一部対応、××は非対応、〇〇は対応を意味します。表の凡例です。",
+])
+def test_doubled_marks_of_prose_ratings_maths_and_legends_are_not_confetti(reply):
+    assert TokenSoupFilter().find_soup(_turn("Tell me more", reply)) is None
