@@ -1089,3 +1089,9 @@ def test_a_lecture_in_place_of_the_code_asked_for_is_no_answer(request_text):
 ])
 def test_code_given_a_question_back_or_no_code_asked_is_no_missing_artifact(request_text, reply):
     assert RefuseFilter().find_refusal(_code_turn(request_text, reply)) is None
+
+
+def test_asking_what_an_error_message_means_is_no_request_for_a_piece():
+    reply = "申し訳ありませんが、私はAIなので、エラーの意味を正確に判断することはできません。サポートまでご連絡ください。"
+    found = RefuseFilter().find_refusal(chat("このエラーメッセージの意味を教えてください。ERR_QUOTA_EXCEEDED", reply)["messages"])
+    assert found is not None, found

@@ -5,6 +5,7 @@ import pytest
 from services.cleaning.requests import (
     asks_for_brevity,
     asks_for_code,
+    asks_for_composition,
     asks_for_each_period,
     asks_for_repetition,
     expects_short_answer,
@@ -59,3 +60,20 @@ def test_bounds_and_repetition_in_more_forms():
 def test_a_value_looked_up_by_name_and_entries_per_server():
     assert expects_short_answer("quick one: which HTTP status code is 'Too Many Requests'?")
     assert asks_for_each_period("서버마다 같은 항목으로 체크할 수 있게 해 주세요")
+
+
+@pytest.mark.parametrize(("request_text", "piece"), [
+    ("このエラーメッセージの意味を教えてください。", False),
+    ("에러 메시지가 무슨 뜻인지 알려 줘", False),
+    ("这个报错消息是什么意思？帮我写个解释", False),
+    ("お客様へのお詫びのメッセージを書いてください。", True),
+    ("팀원들에게 보낼 메시지 써 줘", True),
+    ("帮我写一条消息给房东，说下周交租", True),
+])
+def test_an_error_message_asked_about_is_no_piece_to_send(request_text, piece):
+    assert asks_for_composition(request_text) is piece
+
+
+@pytest.mark.parametrize("request_text", ["Pythonで `0.1 + 0.2 == 0.3` は True？False？", "結果だけ教えて", "答えのみで"])
+def test_either_true_or_false_and_the_answer_alone_bound_the_reply(request_text):
+    assert asks_for_brevity(request_text)
