@@ -24,6 +24,7 @@ from services.cleaning.requests import (
 )
 from services.cleaning.simple_query import is_greeting, is_simple_query
 from services.cleaning.text import (
+    INLINE_CODE_RE,
     LIST_ITEM_RE,
     cjk_count,
     has_media,
@@ -340,7 +341,6 @@ _REPEATED_UNIT_RE = re.compile(r"\s*(.{1,60}?)(?:[\s,.;!、，。；！]*\1){1,}
 _SUBSTANTIVE_FLOORS = 5
 # Code in a reply: a fenced block, or inline code spans.
 _FENCED_RE = re.compile(r"```[^\n]*\n.*?```", re.S)
-_INLINE_CODE_RE = re.compile(r"`[^`\n]+`")
 
 
 def _mostly_code(text: str) -> bool:
@@ -348,7 +348,7 @@ def _mostly_code(text: str) -> bool:
     if "`" not in text:
         return False
     code = sum(len(m) for m in _FENCED_RE.findall(text))
-    code += sum(len(m) for m in _INLINE_CODE_RE.findall(_FENCED_RE.sub("", text)))
+    code += sum(len(m) for m in INLINE_CODE_RE.findall(_FENCED_RE.sub("", text)))
     return code * 2 >= len(text)
 
 

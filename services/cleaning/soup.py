@@ -20,7 +20,7 @@ from pydantic import Field
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_repetition, asks_for_segmentation
-from services.cleaning.text import cjk_count, message_text
+from services.cleaning.text import INLINE_CODE_RE, cjk_count, message_text
 
 __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
            "shuffled_words", "soup_check", "soup_reason"]
@@ -376,11 +376,15 @@ _ASCII_PUNCT = "!-/:-@\\[-`{-~"
 _MASH_RUN_RE = re.compile(
     f"[{_ASCII_PUNCT}{_SYMBOLS}](?:[{_ASCII_PUNCT}{_SYMBOLS}]|[^\\W\\d_](?![^\\W\\d_])){{11,}}")
 _ASCII_PUNCT_BYTES = bytes(c for c in range(0x21, 0x7F) if not chr(c).isalnum())
-_INLINE_CODE_RE = re.compile(r"`[^`\n]+`")
 _MASH_RUN_KINDS = 8  # different characters in one run, at least ...
 _MASH_KINDS = 16  # ... in all the runs together
 _MASH_MIN = 30  # characters in such runs, at least ...
 _MASH_SHARE = 0.4  # ... and this share of the text's characters other than spaces
+
+
+def _outside_code(text: str) -> str:
+    """``text`` with its fenced blocks and inline code spans blanked."""
+    return INLINE_CODE_RE.sub(" ", _FENCE_RE.sub(" ", text))
 
 
 def _ascii_punct(text: str) -> int:
@@ -395,7 +399,7 @@ def symbol_mash(text: str) -> Evidence | None:
     if punct < 12:
         return None  # exact screen: every run holds twelve characters, ASCII punctuation among them
     if "`" in text:
-        text = _INLINE_CODE_RE.sub(" ", _FENCE_RE.sub(" ", text))
+        text = _outside_code(text)
         punct = _ascii_punct(text)
     # Exact screen: a stray letter in a run comes before a symbol of it, so the runs hold at most twice as
     # many characters as there are symbols (ASCII punctuation, and non-ASCII characters other than CJK).
@@ -430,7 +434,7 @@ def symbol_confetti(text: str) -> Evidence | None:
     if text.isascii():
         return None
     if "`" in text:
-        text = _INLINE_CODE_RE.sub(" ", _FENCE_RE.sub(" ", text))
+        text = _outside_code(text)
     doubled = {m.group(1) for m in _DOUBLED_SYMBOL_RE.finditer(text)} - _PROSE_DOUBLES
     if len(doubled) < _CONFETTI_KINDS:
         return None

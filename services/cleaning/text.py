@@ -14,6 +14,7 @@ import numpy as np
 import orjson
 
 __all__ = [
+    "INLINE_CODE_RE",
     "LIST_ITEM_RE",
     "THINK_BLOCK_RE",
     "assistant_indices",
@@ -170,6 +171,8 @@ def assistant_indices(messages: list[Any]) -> list[int]:
 
 #: A list item line (numbered, bulleted, circled number) and its text, for ``findall`` over a reply.
 LIST_ITEM_RE = re.compile(r"^[ \t]*(?:\d{1,3}[.)、]|[-*•・]|[①-⑳])[ \t]+(.+)$", re.M)
+#: A code span inside a line (`df.nunique()`).
+INLINE_CODE_RE = re.compile(r"`[^`\n]+`")
 
 
 def text_weight(text: str) -> int:
