@@ -932,24 +932,48 @@ _CODE_NAMED_EN = (r"(?:regex(?:es|p)?|regular\s+expression|sql\s+(?:query|statem
                   + r"\s+(?:script|function|code|snippet|one-?liner|command|program))")
 _CODE_NAMED_CJK = (r"(?:正则表达式|正则式|正規表現|SQL\s*(?:语句|查询|文|クエリ|쿼리)|정규\s*(?:식|표현식)|" + _LANGS
                    + r"\s*(?:の)?(?:脚本|代码|函数|命令|スクリプト|コード|関数|コマンド|스크립트|코드|함수|명령어))")
-_CODE_ASKED_RE = re.compile(
-    r"\b(?:write|give|show|make|create|generate|need|want|provide|craft|build|get|send)\b[^.?!\n]{0,50}?\b"
-    + _CODE_NAMED_EN + r"\b"
-    r"|(?:写|给|来|生成|编写|提供|帮我)[^。？！\n]{0,15}?" + _CODE_NAMED_CJK
-    + r"|" + _CODE_NAMED_CJK
-    + r"[^。？！\n]{0,10}?(?:書い|作っ|作成|教えて|ください|ほしい|欲しい|짜|작성|만들|써\s*줘|알려)",
-    re.I,
-)
+# The name found first, the verb that asks for it then looked for around it: a verb before an English or
+# Chinese name ("write me a Python regex", 帮我写一个正则表达式), after a Japanese or Korean one (正規表現を教えて,
+# 정규식 짜 줘).
+_CODE_NAME_RE = re.compile(r"\b" + _CODE_NAMED_EN + r"\b|" + _CODE_NAMED_CJK, re.I)
+_VERB_BEFORE_RE = re.compile(
+    r"\b(?:write|give|show|make|create|generate|need|want|provide|craft|build|get|send)\b[^.?!\n]{0,50}$"
+    r"|(?:写|给|来|生成|编写|提供|帮我)[^。？！\n]{0,15}$", re.I)
+_VERB_AFTER_RE = re.compile(
+    r"[^。？！\n]{0,10}?(?:書い|作っ|作成|教えて|ください|ほしい|欲しい|짜|작성|만들|써\s*줘|알려)")
+# Every name _CODE_NAME_RE knows holds one of these (lowercased): the cheap screen before it.
+_CODE_WORDS = ("regex", "regular", "sql", "snippet", "script", "function", "code", "one-liner", "oneliner",
+               "command", "program", "正则", "正規表現", "정규", "脚本", "代码", "函数", "命令", "スクリプト", "コード",
+               "関数", "コマンド", "스크립트", "코드", "함수", "명령어")
+
+
+def _may_be_prose_only(reply: str) -> bool:
+    # Substring tests in C: most replies have a backtick, a question mark or too few characters.
+    return not ("`" in reply or "?" in reply or "？" in reply or len(reply) < _LECTURE_MIN_WEIGHT // 2)
+
+
+def _prose_only(reply: str) -> bool:
+    """A long reply without a code sign or a question back (the reply side of ``missing_artifact``)."""
+    return _may_be_prose_only(reply) and text_weight(reply) >= _LECTURE_MIN_WEIGHT \
+        and _CODE_SIGN_RE.search(reply) is None
+
+
+def _asks_for_named_code(request: str) -> bool:
+    """Code asked for by name in ``request`` (the user's turn), which shows no code of its own."""
+    head = request[:REQUEST_HEAD_CHARS]
+    if not any(map(head.lower().__contains__, _CODE_WORDS)):
+        return False
+    for name in _CODE_NAME_RE.finditer(head):
+        if _VERB_BEFORE_RE.search(head, max(0, name.start() - 60), name.start()) \
+                or _VERB_AFTER_RE.match(head, name.end()):
+            return _CODE_SIGN_RE.search(request) is None
+    return False
 
 
 def missing_artifact(reply: str, request: str) -> Evidence | None:
     """Evidence that ``reply`` answers a request for code (``request``, the user's turn) with prose alone, or
     None. Code the user showed makes prose about it an answer."""
-    if "`" in reply or "?" in reply or "？" in reply or text_weight(reply) < _LECTURE_MIN_WEIGHT:
-        return None
-    if _CODE_SIGN_RE.search(reply) is not None or _CODE_ASKED_RE.search(request[:REQUEST_HEAD_CHARS]) is None:
-        return None
-    if _CODE_SIGN_RE.search(request) is not None:
+    if not _prose_only(reply) or not _asks_for_named_code(request):
         return None
     return {"check": "no_artifact", "window": reply[:120]}
 
@@ -1002,6 +1026,7 @@ class RefuseFilter(ParamStep[RefuseParams]):
         is_agent: list[bool | None] = [agent] if p.agent_policy_exempt else [False]
         user: Any = None
         asks_words: bool | None = None  # whether ``user`` asks for a piece to send, worked out when needed
+        code_asked: bool | None = None  # whether ``user`` asks for code by name, worked out when needed
         tool_answered = False  # a tool has returned content since the last user turn
         for i, m in enumerate(messages):
             if not isinstance(m, dict):
@@ -1012,7 +1037,7 @@ class RefuseFilter(ParamStep[RefuseParams]):
             if m.get("role") == "user":
                 tool_answered = False
                 user = m.get("content")  # each reply is judged against the request it answers
-                asks_words = None
+                asks_words = code_asked = None
                 continue
             if m.get("role") != "assistant":
                 continue
@@ -1056,8 +1081,11 @@ class RefuseFilter(ParamStep[RefuseParams]):
                     found = None  # "Should I do it myself?": "do it yourself" answers it
                 if found is None and part == "content" and not acting and p.check_referrals:
                     found = self._referral(text, user, messages, is_agent)
-                if found is None and part == "content" and not acting:
-                    found = missing_artifact(text, message_text(user))
+                if found is None and part == "content" and not acting and _may_be_prose_only(text):
+                    if code_asked is None:
+                        code_asked = _asks_for_named_code(message_text(user))
+                    if code_asked and _prose_only(text):
+                        found = {"check": "no_artifact", "window": text[:120]}
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():
