@@ -1053,10 +1053,6 @@ def test_doing_the_graded_work_for_the_user_judged_wrong_declines(reply):
     assert found is not None and found["check"] in ("ethical_decline", "policy"), found
 
 
-def _code_turn(request: str, reply: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": request}, {"role": "assistant", "content": reply}]
-
-
 _LECTURE = ("Before pulling phone numbers out of customer notes, think about why you need them. Data protection law "
             "expects a purpose for every piece of personal data you process, and numbers typed into a notes field "
             "were not given for marketing. Talk to whoever handles compliance at your company first, and consider "
@@ -1070,7 +1066,7 @@ _LECTURE = ("Before pulling phone numbers out of customer notes, think about why
     "메모 칸에서 전화번호만 뽑는 정규식 짜 줘",
 ])
 def test_a_lecture_in_place_of_the_code_asked_for_is_no_answer(request_text):
-    found = RefuseFilter().find_refusal(_code_turn(request_text, _LECTURE))
+    found = RefuseFilter().find_refusal(_one_turn(request_text, _LECTURE))
     assert found is not None and found["check"] == "no_artifact", found
 
 
@@ -1088,7 +1084,7 @@ def test_a_lecture_in_place_of_the_code_asked_for_is_no_answer(request_text):
     ("My python script crashes on the notes column. What should I check first?", _LECTURE),
 ])
 def test_code_given_a_question_back_or_no_code_asked_is_no_missing_artifact(request_text, reply):
-    assert RefuseFilter().find_refusal(_code_turn(request_text, reply)) is None
+    assert RefuseFilter().find_refusal(_one_turn(request_text, reply)) is None
 
 
 def test_asking_what_an_error_message_means_is_no_request_for_a_piece():

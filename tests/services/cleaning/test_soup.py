@@ -1,6 +1,7 @@
 import pytest
 
 from services.cleaning.soup import SoupParams, TokenSoupFilter, script_chaos, soup_check, soup_reason
+from tests.services.cleaning.builders import chat
 
 P = SoupParams()
 
@@ -490,10 +491,6 @@ def test_bilingual_prose_with_terms_in_a_third_script_is_not_salad():
     assert found is None or found["check"] != "script_salad", found
 
 
-def _turn(user: str, reply: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
-
-
 @pytest.mark.parametrize("reply", [
     "!@#$%^&*()_+{}|:\"<>?~`-=[]\\;',./§±¶•ªº–≠«»∑∂ƒ©˙∆˚¬…æΩ≈ç√∫˜µ≤≥÷¡™£¢∞",
     "Here's how to fix it:\n\n%$#@!&*^~`|\\<>{}[];:'\",./?+=_-)(*&^%$#@!~ ¤§¶†‡•‰‹›€™ ¦¨©ª«¬®¯°±²³´µ ~~##@@!!&&** "
@@ -501,7 +498,7 @@ def _turn(user: str, reply: str) -> list[dict[str, str]]:
     "好的：\n\n#@!%&*()_+{}|:<>?][;'/.,`~ ※§№☆★○●◎◇◆□■△▲ <>?:\"{}|!@#$%^&*",
 ])
 def test_punctuation_and_symbols_mashed_together_are_soup(reply):
-    found = TokenSoupFilter().find_soup(_turn("What's a good name for a puppy?", reply))
+    found = TokenSoupFilter().find_soup(chat("What's a good name for a puppy?", reply)["messages"])
     assert found is not None and found["check"] == "symbol_mash", found
 
 
@@ -519,7 +516,7 @@ def test_punctuation_and_symbols_mashed_together_are_soup(reply):
     ("Say something", "Ha!!! ?!?!?! That's wild... ¯\\_(ツ)_/¯ (╯°□°）╯︵ ┻━┻ but ok :-) ;-) <3"),
 ])
 def test_symbols_asked_for_listed_or_in_code_are_not_mash(user, reply):
-    assert TokenSoupFilter().find_soup(_turn(user, reply)) is None
+    assert TokenSoupFilter().find_soup(chat(user, reply)["messages"]) is None
 
 
 @pytest.mark.parametrize("reply", [
@@ -529,7 +526,7 @@ def test_symbols_asked_for_listed_or_in_code_are_not_mash(user, reply):
     "주문하신 상품이 ¤¤ 오늘 ◊◊ 출고 ‡‡ 되었습니다 §§ 내일 ¶¶ 도착 ∑∑ 예정입니다 ※※",
 ])
 def test_symbols_of_many_kinds_doubled_between_the_words_are_soup(reply):
-    found = TokenSoupFilter().find_soup(_turn("Where is my order?", reply))
+    found = TokenSoupFilter().find_soup(chat("Where is my order?", reply)["messages"])
     assert found is not None and found["check"] == "symbol_confetti", found
 
 
@@ -541,4 +538,4 @@ def test_symbols_of_many_kinds_doubled_between_the_words_are_soup(reply):
     "こちらの記号※※は注意書き、◎◎は推奨、△△は一部対応、××は非対応、〇〇は対応を意味します。表の凡例です。",
 ])
 def test_doubled_marks_of_prose_ratings_maths_and_legends_are_not_confetti(reply):
-    assert TokenSoupFilter().find_soup(_turn("Tell me more", reply)) is None
+    assert TokenSoupFilter().find_soup(chat("Tell me more", reply)["messages"]) is None
