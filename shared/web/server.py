@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import logging
 import os
@@ -210,11 +211,13 @@ def serve_workers(make_app: Callable[[], Any], *, host: str, port: int, workers:
     sock.listen(2048)
     sock.set_inheritable(True)
     children: list[int] = []
+    supervisor = os.getpid()
     for _ in range(workers):
         pid = os.fork()
         if pid == 0:  # the child: its own app and event loop on the shared socket
             code = 1
             try:
+                _stop_with(supervisor)
                 ServiceServer(server_config(make_app(), host=host, port=port, **options)).run(sockets=[sock])
                 code = 0
             finally:
@@ -225,6 +228,19 @@ def serve_workers(make_app: Callable[[], Any], *, host: str, port: int, workers:
         children.append(pid)
     sock.close()
     return _supervise(children)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _stop_with(supervisor: int) -> None:
+    """Have the kernel send this worker SIGTERM when its supervisor dies, however it dies (SIGKILL, the OOM
+    killer): otherwise orphaned workers would go on serving the port at part capacity, unsupervised."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != supervisor:  # it died before the request took effect
+        os._exit(1)
 
 
 def _supervise(children: list[int]) -> int:

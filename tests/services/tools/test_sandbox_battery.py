@@ -288,16 +288,20 @@ async def test_host_sockets_of_the_service_are_not_inherited(battery_pool: Sandb
 
 
 async def test_the_tcp_port_a_sandbox_bound_is_free_on_the_host(battery_pool: SandboxPool) -> None:
-    code = "import socket, time\ns = socket.socket()\ns.bind(('127.0.0.1', 47124))\ns.listen()\nprint('bound')"
-    async with battery_pool.session() as slot:
-        result = await slot.run(code)
-        probe = socket.socket()
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", 47124))  # free here: the sandbox's port lives in its own netns
-        finally:
-            probe.close()
-    assert result.stdout == "bound\n"
+    # The host holds a port (one the kernel picked, so nothing else has it) and the sandbox binds the same
+    # number: that works only in a network namespace of its own. (Probing a fixed port on the host after the
+    # run raced with whatever else on the host had that port as an ephemeral one.)
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    port = held.getsockname()[1]
+    code = f"import socket\ns = socket.socket()\ns.bind(('127.0.0.1', {port}))\ns.listen()\nprint('bound')"
+    try:
+        async with battery_pool.session() as slot:
+            result = await slot.run(code)
+    finally:
+        held.close()
+    assert result.stdout == "bound\n", result
 
 
 async def test_unstorable_output_reaches_postgres_through_the_tool(battery_pool: SandboxPool, pg_url: str) -> None:

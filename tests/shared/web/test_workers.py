@@ -3,6 +3,7 @@ tunes its garbage collector once started."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -58,12 +59,20 @@ def two_workers() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     else:
         proc.kill()
         pytest.fail("the workers did not come up: " + (proc.stderr.read() if proc.stderr else b"").decode()[-2000:])
+    workers = _children(proc.pid)
     try:
         yield proc, url
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+            proc.send_signal(signal.SIGTERM)  # the supervisor stops its workers
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        for pid in workers:  # nothing outlives the test, whatever it did to the supervisor
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_two_processes_answer_on_one_port_and_sigterm_stops_them(two_workers) -> None:
@@ -114,3 +123,18 @@ def test_each_worker_freezes_what_startup_built_and_spaces_out_young_collections
         assert state["gen0"] == GC_GEN0_THRESHOLD
         # The imported frameworks and the app: tens of thousands of objects the collector no longer walks.
         assert state["frozen"] > 10_000
+
+
+def test_workers_stop_when_their_supervisor_is_killed(two_workers) -> None:
+    """SIGKILL gives the supervisor no chance to stop them: the kernel tells each worker instead."""
+    proc, _ = two_workers
+    workers = _children(proc.pid)
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 30
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()
+                 and "zombie" not in Path(f"/proc/{pid}/status").read_text()]
+        time.sleep(0.1)
+    assert not alive
