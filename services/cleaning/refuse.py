@@ -952,10 +952,11 @@ def _may_be_prose_only(reply: str) -> bool:
     return not ("`" in reply or "?" in reply or "？" in reply or len(reply) < _LECTURE_MIN_WEIGHT // 2)
 
 
-def _prose_only(reply: str) -> bool:
-    """A long reply without a code sign or a question back (the reply side of ``missing_artifact``)."""
-    return _may_be_prose_only(reply) and text_weight(reply) >= _LECTURE_MIN_WEIGHT \
-        and _CODE_SIGN_RE.search(reply) is None
+def _lecture(reply: str) -> Evidence | None:
+    """Evidence that ``reply``, past ``_may_be_prose_only``, is long prose without a code sign, or None."""
+    if text_weight(reply) < _LECTURE_MIN_WEIGHT or _CODE_SIGN_RE.search(reply) is not None:
+        return None
+    return {"check": "no_artifact", "window": reply[:120]}
 
 
 def _asks_for_named_code(request: str) -> bool:
@@ -968,14 +969,6 @@ def _asks_for_named_code(request: str) -> bool:
                 or _VERB_AFTER_RE.match(head, name.end()):
             return _CODE_SIGN_RE.search(request) is None
     return False
-
-
-def missing_artifact(reply: str, request: str) -> Evidence | None:
-    """Evidence that ``reply`` answers a request for code (``request``, the user's turn) with prose alone, or
-    None. Code the user showed makes prose about it an answer."""
-    if not _prose_only(reply) or not _asks_for_named_code(request):
-        return None
-    return {"check": "no_artifact", "window": reply[:120]}
 
 
 def denies_tool_results(reply: str, *, window: int = 600) -> Evidence | None:
@@ -1084,8 +1077,8 @@ class RefuseFilter(ParamStep[RefuseParams]):
                 if found is None and part == "content" and not acting and _may_be_prose_only(text):
                     if code_asked is None:
                         code_asked = _asks_for_named_code(message_text(user))
-                    if code_asked and _prose_only(text):
-                        found = {"check": "no_artifact", "window": text[:120]}
+                    if code_asked:
+                        found = _lecture(text)
                 if found is not None:
                     return {**found, "message_index": i, "part": part}
             if not p.scan_all_assistants and parts[0][1].strip():

@@ -20,7 +20,7 @@ from pydantic import Field
 from services.cleaning.base import Row, StepOutput
 from services.cleaning.params import ParamStep, StepParams
 from services.cleaning.requests import REQUEST_HEAD_CHARS, asks_for_repetition, asks_for_segmentation
-from services.cleaning.text import INLINE_CODE_RE, cjk_count, message_text
+from services.cleaning.text import INLINE_CODE_RE, cjk_count, message_text, visible_len
 
 __all__ = ["Evidence", "SoupParams", "TokenSoupFilter", "mojibake", "script_chaos", "script_salad", "scripts_of",
            "shuffled_words", "soup_check", "soup_reason"]
@@ -372,10 +372,10 @@ _SYMBOL_SHARE = 0.3  # ... and this share of the text
 # Keyboard mash: ASCII punctuation strung together with other symbols and stray letters, hardly a word
 # between (~#@!%&*()_+{}|:<>?][;'/.,`§±¶•ªº–≠«»∑∂ƒ©). Code writes such runs, so code is left out; a table
 # rule or a separator line mixes a few kinds only, and a list of special characters spaces them out.
-_ASCII_PUNCT = "!-/:-@\\[-`{-~"
+_ASCII_PUNCT_BYTES = bytes(c for c in range(0x21, 0x7F) if not chr(c).isalnum())
+_ASCII_PUNCT = re.escape(_ASCII_PUNCT_BYTES.decode())
 _MASH_RUN_RE = re.compile(
     f"[{_ASCII_PUNCT}{_SYMBOLS}](?:[{_ASCII_PUNCT}{_SYMBOLS}]|[^\\W\\d_](?![^\\W\\d_])){{11,}}")
-_ASCII_PUNCT_BYTES = bytes(c for c in range(0x21, 0x7F) if not chr(c).isalnum())
 _MASH_RUN_KINDS = 8  # different characters in one run, at least ...
 _MASH_KINDS = 16  # ... in all the runs together
 _MASH_MIN = 30  # characters in such runs, at least ...
@@ -403,19 +403,20 @@ def symbol_mash(text: str) -> Evidence | None:
         punct = _ascii_punct(text)
     # Exact screen: a stray letter in a run comes before a symbol of it, so the runs hold at most twice as
     # many characters as there are symbols (ASCII punctuation, and non-ASCII characters other than CJK).
-    need = max(_MASH_MIN, _MASH_SHARE * (len(text) - sum(map(text.count, " \n\t"))))
+    need = max(_MASH_MIN, _MASH_SHARE * visible_len(text))
     others = len(text) - len(text.encode("ascii", "ignore"))
     if 2 * (punct + others) >= need and others:
         others -= cjk_count(text)
     if 2 * (punct + others) < need:
         return None
     runs = [m for m in _MASH_RUN_RE.finditer(text) if len(set(m.group(0))) >= _MASH_RUN_KINDS]
-    if sum(m.end() - m.start() for m in runs) < need:
+    chars = sum(m.end() - m.start() for m in runs)
+    if chars < need:
         return None
     kinds = set().union(*(m.group(0) for m in runs))
     if len(kinds) < _MASH_KINDS:
         return None
-    return {"check": "symbol_mash", "chars": sum(m.end() - m.start() for m in runs), "kinds": len(kinds),
+    return {"check": "symbol_mash", "chars": chars, "kinds": len(kinds),
             "window": _around(text, runs[0].start(), runs[0].end())}
 
 
@@ -435,15 +436,15 @@ def symbol_confetti(text: str) -> Evidence | None:
         return None
     if "`" in text:
         text = _outside_code(text)
-    doubled = {m.group(1) for m in _DOUBLED_SYMBOL_RE.finditer(text)} - _PROSE_DOUBLES
+    pairs = list(_DOUBLED_SYMBOL_RE.finditer(text))
+    doubled = {m.group(1) for m in pairs} - _PROSE_DOUBLES
     if len(doubled) < _CONFETTI_KINDS:
         return None
     symbols = len(_ANY_SYMBOL_RE.findall(text))
-    if symbols < _CONFETTI_SHARE * (len(text) - sum(map(text.count, " \n\t"))):
+    if symbols < _CONFETTI_SHARE * visible_len(text):
         return None
-    first = _DOUBLED_SYMBOL_RE.search(text)
     return {"check": "symbol_confetti", "doubled": "".join(sorted(doubled)), "symbols": symbols,
-            "window": _around(text, first.start(), first.end()) if first else text[:120]}
+            "window": _around(text, pairs[0].start(), pairs[0].end())}
 
 
 def symbol_soup(text: str) -> Evidence | None:

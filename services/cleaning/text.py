@@ -20,8 +20,8 @@ __all__ = [
     "assistant_indices",
     "cjk_count",
     "cjk_latin_counts",
-    "cjk_script_counts",
     "cjk_ratio",
+    "cjk_script_counts",
     "has_media",
     "has_payload",
     "in_voice",
@@ -29,9 +29,10 @@ __all__ = [
     "is_blank",
     "message_text",
     "normalize_tool_calls",
-    "text_weight",
     "reasoning_of",
     "split_think",
+    "text_weight",
+    "visible_len",
 ]
 
 # CJK set of the reference: unified ideographs, hiragana, katakana, hangul syllables.
@@ -208,10 +209,14 @@ def cjk_script_counts(text: str) -> tuple[int, int, int]:
     return int(counts[1]), int(counts[2]), int(counts[3])
 
 
+def visible_len(text: str) -> int:
+    """Length of ``text`` without its spaces, newlines and tabs (counted in C, not by splitting)."""
+    return len(text) - text.count(" ") - text.count("\n") - text.count("\t")
+
+
 def cjk_ratio(text: str) -> float:
     """CJK characters over the length of the text without spaces, newlines and tabs."""
-    # Spaces, newlines and tabs are not CJK: count on the text itself, subtract them from its length.
-    rest = len(text) - text.count(" ") - text.count("\n") - text.count("\t")
+    rest = visible_len(text)
     return cjk_count(text) / rest if rest else 0.0
 
 

@@ -1083,7 +1083,7 @@ def test_a_lecture_in_place_of_the_code_asked_for_is_no_answer(request_text):
     ("Write a video script for our data-privacy training.", _LECTURE),
     ("My python script crashes on the notes column. What should I check first?", _LECTURE),
 ])
-def test_code_given_a_question_back_or_no_code_asked_is_no_missing_artifact(request_text, reply):
+def test_code_given_a_question_back_or_no_code_asked_is_no_lecture(request_text, reply):
     assert RefuseFilter().find_refusal(_one_turn(request_text, reply)) is None
 
 
